@@ -1,0 +1,69 @@
+import type { Config } from "../config/schema";
+import { createHttpApp } from "../http/app";
+import { corsPolicy } from "../http/cors";
+import { healthRoutes } from "../http/routes/health";
+import { type RunningHttpServer, startHttpServer } from "../http/server";
+import { HealthRegistry } from "../observability/health";
+import type { Logger } from "../observability/log";
+import { JobLimiter } from "../signing/limiter";
+import { VERSION } from "../version";
+
+export interface RunningSigner {
+  readonly http: RunningHttpServer;
+  /** Graceful stop: no new requests, in-flight ones finish within the grace period, resources close. */
+  stop(): Promise<{ forced: boolean }>;
+}
+
+/** The composition root: the one place that knows which concrete parts make up a signer. */
+export async function startSigner(config: Config, logger: Logger): Promise<RunningSigner> {
+  const log = logger.child("app");
+  const limiter = new JobLimiter({
+    maxConcurrent: config.max_concurrent_signing_jobs,
+    maxQueued: config.signing_queue_buffer_size,
+  });
+  const health = new HealthRegistry();
+  // A full queue means new signing requests are being turned away: not ready for more work.
+  health.register("signing_queue", () => {
+    const full =
+      limiter.running >= config.max_concurrent_signing_jobs &&
+      limiter.queued >= config.signing_queue_buffer_size;
+    return {
+      status: full ? "DOWN" : "UP",
+      data: {
+        running: limiter.running,
+        queued: limiter.queued,
+        queue_capacity: config.signing_queue_buffer_size,
+      },
+    };
+  });
+
+  const app = createHttpApp({
+    routes: [healthRoutes(health)],
+    maxBodyBytes: config.server.max_request_body_bytes,
+    logger: logger.child("http"),
+  });
+  const http = startHttpServer({
+    hostname: config.server.listen_address,
+    port: config.server.listen_port,
+    requestTimeoutMs: config.server.request_timeout_seconds * 1000,
+    cors: corsPolicy(config.server.cors_allowed_origins),
+    logger: logger.child("http"),
+    handle: (request) => app.handle(request),
+  });
+  log.info("sigil listening", { version: VERSION, url: http.url, network: config.network });
+
+  return {
+    http,
+    async stop() {
+      const graceMs = config.server.graceful_shutdown_timeout_seconds * 1000;
+      const deadline = Date.now() + graceMs;
+      const { forced } = await http.shutdown(graceMs);
+      // Jobs already admitted (a signature being recorded) finish before resources close.
+      const idle = await Promise.race([
+        limiter.idle().then(() => true),
+        Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false),
+      ]);
+      return { forced: forced || !idle };
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import { isIP } from "node:net";
+
+/** A parsed CIDR block, kept as bytes so that matching needs no string work. */
+export interface Cidr {
+  readonly family: 4 | 6;
+  readonly bytes: Uint8Array;
+  readonly prefix: number;
+}
+
+/** Parses `a.b.c.d/n` or `ipv6/n`; a bare address means a single host. Returns undefined when invalid. */
+export function parseCidr(text: string): Cidr | undefined {
+  const [address = "", prefixText, ...rest] = text.trim().split("/");
+  if (rest.length > 0) return undefined;
+  const family = isIP(address);
+  if (family !== 4 && family !== 6) return undefined;
+  const maxPrefix = family === 4 ? 32 : 128;
+  if (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) return undefined;
+  const prefix = prefixText === undefined ? maxPrefix : Number(prefixText);
+  if (prefix > maxPrefix) return undefined;
+  const bytes = family === 4 ? ipv4Bytes(address) : ipv6Bytes(address);
+  if (!bytes) return undefined;
+  return { family, bytes, prefix };
+}
+
+export function ipv4Bytes(address: string): Uint8Array | undefined {
+  const parts = address.split(".").map(Number);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) {
+    return undefined;
+  }
+  return Uint8Array.from(parts);
+}
+
+export function ipv6Bytes(address: string): Uint8Array | undefined {
+  let text = address;
+  const embeddedV4 = text.match(/(\d+\.\d+\.\d+\.\d+)$/)?.[1];
+  if (embeddedV4) {
+    const v4 = ipv4Bytes(embeddedV4);
+    if (!v4) return undefined;
+    const hex = (i: number) => (((v4[i] ?? 0) << 8) | (v4[i + 1] ?? 0)).toString(16);
+    text = `${text.slice(0, -embeddedV4.length)}${hex(0)}:${hex(2)}`;
+  }
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const head = halves[0] ? halves[0].split(":") : [];
+  const tail = halves.length === 2 && halves[1] ? halves[1].split(":") : [];
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...tail];
+  const bytes = new Uint8Array(16);
+  for (const [i, group] of groups.entries()) {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(group)) return undefined;
+    const value = Number.parseInt(group, 16);
+    bytes[i * 2] = value >> 8;
+    bytes[i * 2 + 1] = value & 0xff;
+  }
+  return bytes;
+}

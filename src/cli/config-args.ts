@@ -1,0 +1,32 @@
+import type { ArgsDef } from "citty";
+import { flagSpecs } from "../config/flags";
+import { type LoadResult, loadConfig } from "../config/load";
+import { ConfigSchema } from "../config/schema";
+import { kindOf } from "../config/walk";
+import { failWithProblems, printWarnings } from "./exit";
+
+/** citty argument definitions for `--help`; parsing itself is strict and done by src/config. */
+export function configArgs(): ArgsDef {
+  const args: ArgsDef = {
+    config: { type: "string", alias: "c", description: "YAML config file", valueHint: "path" },
+  };
+  for (const spec of flagSpecs(ConfigSchema)) {
+    const boolean = kindOf(spec.schema) === "boolean";
+    const repeat =
+      spec.list === "repeat" ? " (repeatable)" : spec.list === "comma" ? " (comma-separated)" : "";
+    args[spec.name] = {
+      type: boolean ? "boolean" : "string",
+      ...(boolean ? {} : { valueHint: kindOf(spec.schema) === "integer" ? "n" : "value" }),
+      description: `${spec.schema.description ?? ""}${repeat} [${spec.path.join(".")}]`,
+    };
+  }
+  return args;
+}
+
+/** Loads the configuration or exits 2 listing every problem. */
+export function loadConfigOrExit(argv: readonly string[]): Extract<LoadResult, { ok: true }> {
+  const result = loadConfig({ argv, env: process.env });
+  printWarnings(result.warnings);
+  if (!result.ok) failWithProblems(result.problems);
+  return result;
+}

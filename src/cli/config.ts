@@ -1,0 +1,38 @@
+import { defineCommand } from "citty";
+import { stringify } from "yaml";
+import { unsupportedFeatures } from "../app/features";
+import { redactConfig } from "../config/redact";
+import { ConfigSchema } from "../config/schema";
+import { configArgs, loadConfigOrExit } from "./config-args";
+import { failWithProblems } from "./exit";
+
+const check = defineCommand({
+  meta: {
+    name: "check",
+    description: "Validate the configuration without starting; exit 2 on problems",
+  },
+  args: configArgs(),
+  run({ rawArgs }) {
+    const { config, configPath } = loadConfigOrExit(rawArgs);
+    const unsupported = unsupportedFeatures(config);
+    if (unsupported.length > 0) failWithProblems(unsupported);
+    process.stdout.write(`configuration is valid${configPath ? ` (${configPath})` : ""}\n`);
+  },
+});
+
+const print = defineCommand({
+  meta: {
+    name: "print",
+    description: "Print the effective configuration as YAML, secrets redacted",
+  },
+  args: configArgs(),
+  run({ rawArgs }) {
+    const { config } = loadConfigOrExit(rawArgs);
+    process.stdout.write(stringify(redactConfig(ConfigSchema, config)));
+  },
+});
+
+export const configCommand = defineCommand({
+  meta: { name: "config", description: "Check or print the configuration" },
+  subCommands: { check, print },
+});

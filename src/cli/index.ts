@@ -1,0 +1,37 @@
+import { defineCommand } from "citty";
+import { VERSION, versionLine } from "../version";
+import { configCommand } from "./config";
+import { serveCommand } from "./serve";
+
+const versionCommand = defineCommand({
+  meta: { name: "version", description: "Print the version and build commit" },
+  run() {
+    process.stdout.write(`${versionLine()}\n`);
+  },
+});
+
+/** Operator commands talk to a running signer over HTTP; they arrive with the auth and seal features. */
+const operatorCommand = defineCommand({
+  meta: {
+    name: "operator",
+    description: "Operator commands for a running signer (none in this version)",
+  },
+  subCommands: {},
+});
+
+export const rootCommand = defineCommand({
+  meta: { name: "sigil", version: VERSION, description: "Ethereum validator remote signer" },
+  subCommands: {
+    serve: serveCommand,
+    config: configCommand,
+    version: versionCommand,
+    operator: operatorCommand,
+  },
+});
+
+/** `sigil -c FILE [flags]` means `sigil serve -c FILE [flags]`, as operators write it in unit files. */
+export function withDefaultCommand(argv: readonly string[]): string[] {
+  const first = argv[0];
+  const isOption = first?.startsWith("-") && !["-h", "--help", "--version", "-v"].includes(first);
+  return isOption ? ["serve", ...argv] : [...argv];
+}

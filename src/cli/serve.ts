@@ -1,0 +1,42 @@
+import { defineCommand } from "citty";
+import { unsupportedFeatures } from "../app/features";
+import { stopOnSignals } from "../app/lifecycle";
+import { startSigner } from "../app/signer";
+import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
+import { configArgs, loadConfigOrExit } from "./config-args";
+import { EXIT_USAGE, fail, failWithProblems } from "./exit";
+
+export const serveCommand = defineCommand({
+  meta: { name: "serve", description: "Run the signer (the default when only options are given)" },
+  args: configArgs(),
+  async run({ rawArgs }) {
+    const { config } = loadConfigOrExit(rawArgs);
+    const unsupported = unsupportedFeatures(config);
+    if (unsupported.length > 0) failWithProblems(unsupported);
+    const filter = parseLogFilter(config.logging.level);
+    if (!filter.ok) fail(filter.error, EXIT_USAGE);
+    const logger = createLogger({
+      filter: filter.filter,
+      format: config.logging.format,
+      color: resolveColor(config.logging.log_color, process.stderr.isTTY === true, process.env),
+    });
+    let signer: Awaited<ReturnType<typeof startSigner>>;
+    try {
+      signer = await startSigner(config, logger);
+    } catch (error) {
+      fail(
+        `cannot start: ${startupReason(error, config.server.listen_address, config.server.listen_port)}`,
+      );
+    }
+    process.exit(await stopOnSignals(signer, logger));
+  },
+});
+
+function startupReason(error: unknown, address: string, port: number): string {
+  const code = (error as { code?: string }).code;
+  if (code === "EADDRINUSE") return `${address}:${port} is already in use (server.listen_port)`;
+  if (code === "EADDRNOTAVAIL")
+    return `${address} is not an address of this machine (server.listen_address)`;
+  if (code === "EACCES") return `no permission to listen on ${address}:${port}`;
+  return error instanceof Error ? error.message : String(error);
+}

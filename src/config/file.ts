@@ -1,0 +1,39 @@
+import { readFileSync } from "node:fs";
+import { parseDocument } from "yaml";
+import { type ConfigProblem, problem } from "./problems";
+import { isPlainObject, type Plain } from "./walk";
+
+export interface FileLayer {
+  value: Plain;
+  problems: ConfigProblem[];
+}
+
+/** Reads the YAML config file. Duplicate keys are an error: a repeated key usually hides a typo. */
+export function readConfigFile(path: string): FileLayer {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? "unreadable";
+    return { value: {}, problems: [problem(path, `cannot read config file (${reason})`)] };
+  }
+  return parseConfigText(text, path);
+}
+
+export function parseConfigText(text: string, source: string): FileLayer {
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const problems = doc.errors.map((e) => {
+      const at = e.linePos?.[0];
+      const where = at ? `${source}:${at.line}:${at.col}` : source;
+      return problem(where, `YAML: ${e.message.split("\n")[0]}`);
+    });
+    return { value: {}, problems };
+  }
+  const value: unknown = doc.toJS();
+  if (value === null || value === undefined) return { value: {}, problems: [] };
+  if (!isPlainObject(value)) {
+    return { value: {}, problems: [problem(source, "the top level must be a mapping of options")] };
+  }
+  return { value, problems: [] };
+}

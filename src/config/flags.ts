@@ -1,0 +1,94 @@
+import { parseArgs } from "node:util";
+import type { TSchema } from "@sinclair/typebox";
+import { setIn } from "./env";
+import { type ConfigProblem, problem } from "./problems";
+import { parseTextValue } from "./text-value";
+import { kindOf, type Path, type Plain, settableNodes } from "./walk";
+
+export interface FlagSpec {
+  name: string;
+  path: Path;
+  schema: TSchema;
+  list?: "repeat" | "comma";
+}
+
+/** Every option that has a CLI flag, in schema order. */
+export function flagSpecs(schema: TSchema): FlagSpec[] {
+  const specs: FlagSpec[] = [];
+  for (const node of settableNodes(schema)) {
+    const name = node.schema.flag as string | undefined;
+    if (name)
+      specs.push({ name, path: node.path, schema: node.schema, list: node.schema.flagList });
+  }
+  return specs;
+}
+
+export interface FlagLayer {
+  configPath?: string;
+  value: Plain;
+  problems: ConfigProblem[];
+  origins: Map<string, string>;
+}
+
+/**
+ * Parses the configuration flags of `serve` and `config check|print`. Unknown flags and stray
+ * arguments are errors: a mistyped flag must not be silently ignored.
+ */
+export function readFlagLayer(schema: TSchema, argv: readonly string[]): FlagLayer {
+  const specs = flagSpecs(schema);
+  const options: Record<
+    string,
+    { type: "string" | "boolean"; multiple?: boolean; short?: string }
+  > = {
+    config: { type: "string", short: "c" },
+  };
+  for (const spec of specs) {
+    if (kindOf(spec.schema) === "boolean") {
+      options[spec.name] = { type: "boolean" };
+      options[`no-${spec.name}`] = { type: "boolean" };
+    } else options[spec.name] = { type: "string", multiple: true };
+  }
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
+  } catch (error) {
+    return {
+      value: {},
+      origins: new Map(),
+      problems: [problem("command line", (error as Error).message)],
+    };
+  }
+  const value: Plain = {};
+  const problems: ConfigProblem[] = [];
+  const origins = new Map<string, string>();
+  for (const spec of specs) {
+    const flag = `--${spec.name}`;
+    const parsed = flagValue(spec, values[spec.name], values[`no-${spec.name}`]);
+    if (parsed === undefined) continue;
+    if (!parsed.ok) {
+      problems.push(problem(flag, parsed.message));
+      continue;
+    }
+    setIn(value, spec.path, parsed.value);
+    origins.set(spec.path.join("."), flag);
+  }
+  const configPath = values.config as string | undefined;
+  return { configPath, value, problems, origins };
+}
+
+function flagValue(spec: FlagSpec, raw: unknown, negated: unknown) {
+  if (kindOf(spec.schema) === "boolean") {
+    if (raw === true && negated === true) {
+      return { ok: false as const, message: `given together with --no-${spec.name}` };
+    }
+    if (raw === true) return { ok: true as const, value: true };
+    if (negated === true) return { ok: true as const, value: false };
+    return undefined;
+  }
+  const texts = raw as string[] | undefined;
+  if (!texts || texts.length === 0) return undefined;
+  if (spec.list === "repeat") return { ok: true as const, value: texts };
+  if (spec.list === "comma") return parseTextValue(spec.schema, texts.join(","));
+  if (texts.length > 1) return { ok: false as const, message: "given more than once" };
+  return parseTextValue(spec.schema, texts[0] as string);
+}

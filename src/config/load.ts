@@ -1,0 +1,226 @@
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { readEnvLayer } from "./env";
+import { readConfigFile } from "./file";
+import { readFlagLayer } from "./flags";
+import { type ConfigProblem, problem } from "./problems";
+import { type Config, ConfigSchema } from "./schema";
+import { validateConfig } from "./validate";
+import {
+  isOptional,
+  kindOf,
+  mergeLayer,
+  type Path,
+  pathText,
+  properties,
+  schemaAt,
+  setPaths,
+  unknownKeys,
+  withDefaults,
+} from "./walk";
+
+export interface LoadInput {
+  /** Arguments after the command name: `-c FILE` and configuration flags. */
+  argv: readonly string[];
+  env: Record<string, string | undefined>;
+}
+
+export type LoadResult =
+  | { ok: true; config: Config; configPath?: string; warnings: string[] }
+  | { ok: false; problems: ConfigProblem[]; warnings: string[] };
+
+/** Builds the effective configuration: flags > env > file > defaults, then validates all of it. */
+export function loadConfig(input: LoadInput): LoadResult {
+  const schema = ConfigSchema;
+  const flags = readFlagLayer(schema, input.argv);
+  const file = flags.configPath ? readConfigFile(flags.configPath) : { value: {}, problems: [] };
+  const env = readEnvLayer(schema, input.env);
+  const warnings = env.unknown.map((name) => `${name} is set but names no option; ignored`);
+  const problems = [...flags.problems, ...file.problems, ...env.problems];
+
+  const origins = new Map([...env.origins, ...flags.origins]);
+  const explicit = new Set([...setPaths(schema, file.value)].map((p) => p.join(".")));
+  for (const key of origins.keys()) explicit.add(key);
+
+  const merged = [file.value, env.value, flags.value].reduce<unknown>(
+    (acc, layer) => mergeLayer(schema, acc, layer),
+    {},
+  );
+  const candidate = withDefaults(schema, merged);
+  const structural = structuralProblems(schema, candidate, origins);
+  problems.push(...structural);
+  // Semantic rules still run on a repaired copy, so that one run reports every problem.
+  const config = (structural.length > 0 ? repaired(schema, candidate) : candidate) as
+    | Config
+    | undefined;
+  if (config) {
+    problems.push(...normalizeLegacyKeyManager(config, explicit, warnings));
+    problems.push(...validateConfig(config, input.env));
+  }
+  if (problems.length > 0 || !config) return { ok: false, problems, warnings };
+  return { ok: true, config, configPath: flags.configPath, warnings };
+}
+
+/** A copy where each invalid value is replaced by its default or removed; undefined if that does not suffice. */
+function repaired(schema: TSchema, value: unknown): unknown {
+  const copy = structuredClone(value);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const paths = [...unknownKeys(schema, copy)];
+    const first = Value.Errors(schema, copy).First();
+    if (first) paths.push(first.path.split("/").slice(1));
+    if (paths.length === 0) return copy;
+    for (const path of paths) if (!dropOrReset(schema, copy, path)) return undefined;
+  }
+  return undefined;
+}
+
+function dropOrReset(schema: TSchema, root: unknown, path: Path): boolean {
+  for (let n = path.length; n > 0; n--) {
+    const at = path.slice(0, n);
+    const node = schemaAt(schema, at);
+    const parent = at
+      .slice(0, -1)
+      .reduce<unknown>((v, k) => (v as Record<string, unknown>)?.[k], root);
+    const key = at[at.length - 1] as string;
+    if (!parent || typeof parent !== "object") continue;
+    const holder = parent as Record<string, unknown>;
+    if (node && "default" in node) {
+      holder[key] = structuredClone(node.default);
+      return true;
+    }
+    if (
+      !node ||
+      isOptional(node) ||
+      Array.isArray(parent) ||
+      kindOf(schemaAt(schema, at.slice(0, -1)) ?? node) === "record"
+    ) {
+      if (Array.isArray(parent)) parent.splice(Number(key), 1);
+      else delete holder[key];
+      return true;
+    }
+  }
+  return false;
+}
+
+function structuralProblems(
+  schema: TSchema,
+  value: unknown,
+  origins: Map<string, string>,
+): ConfigProblem[] {
+  const found: ConfigProblem[] = [];
+  const seen = new Set<string>();
+  for (const path of unknownKeys(schema, value)) {
+    seen.add(path.join("."));
+    found.push(
+      problem(pathText(path), `unknown option${suggestion(schema, path)}${origin(path, origins)}`),
+    );
+  }
+  for (const error of Value.Errors(schema, value)) {
+    const path = error.path.split("/").slice(1);
+    const key = path.join(".");
+    if (seen.has(key) || [...seen].some((s) => key.startsWith(`${s}.`))) continue;
+    const node = schemaAt(schema, path);
+    if (!node) continue;
+    seen.add(key);
+    const message =
+      error.value === undefined
+        ? "is required"
+        : `must be ${expectation(node)}, got ${shortValue(error.value)}`;
+    found.push(problem(pathText(path), message + origin(path, origins)));
+  }
+  return found;
+}
+
+function origin(path: Path, origins: Map<string, string>): string {
+  for (let n = path.length; n > 0; n--) {
+    const name = origins.get(path.slice(0, n).join("."));
+    if (name) return ` (from ${name})`;
+  }
+  return "";
+}
+
+/** Words for what a value must be, for error messages. */
+export function expectation(schema: TSchema): string {
+  if (typeof schema.expected === "string") return schema.expected;
+  switch (kindOf(schema)) {
+    case "integer":
+      return `an integer from ${schema.minimum} to ${schema.maximum}`;
+    case "boolean":
+      return "true or false";
+    case "string":
+      return schema.minLength ? `a string of at least ${schema.minLength} characters` : "a string";
+    case "array":
+      return schema.minItems ? "a non-empty list" : "a list";
+    case "object":
+    case "record":
+      return "a mapping";
+    case "literal":
+      return JSON.stringify(schema.const);
+    default:
+      return "a valid value";
+  }
+}
+
+function shortValue(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+function suggestion(schema: TSchema, path: Path): string {
+  const parent = schemaAt(schema, path.slice(0, -1));
+  const key = path[path.length - 1] ?? "";
+  if (!parent || kindOf(parent) !== "object") return "";
+  const close = Object.keys(properties(parent)).find((name) => editDistance(name, key) <= 2);
+  return close ? ` (did you mean "${close}"?)` : "";
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + cost,
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * The spec's notes show an older top-level `key_manager_api: {enabled, max_concurrent}`.
+ * It is folded into `key_sources.key_manager_api` (max_concurrent bounds writes, whose default
+ * it shares); setting both forms to different values is an error rather than a silent choice.
+ */
+function normalizeLegacyKeyManager(
+  config: Config,
+  explicit: Set<string>,
+  warnings: string[],
+): ConfigProblem[] {
+  const legacy = config.key_manager_api;
+  if (!legacy) return [];
+  delete config.key_manager_api;
+  warnings.push("key_manager_api is the older form; use key_sources.key_manager_api");
+  const target = config.key_sources.key_manager_api;
+  const problems: ConfigProblem[] = [];
+  const fold = <K extends "enabled" | "max_concurrent_writes">(
+    from: string,
+    to: K,
+    value: (typeof target)[K] | undefined,
+  ) => {
+    if (value === undefined) return;
+    const path = `key_sources.key_manager_api.${to}`;
+    if (explicit.has(path) && target[to] !== value) {
+      problems.push(
+        problem(`key_manager_api.${from}`, `conflicts with ${path}; set only one of them`),
+      );
+    } else target[to] = value;
+  };
+  fold("enabled", "enabled", legacy.enabled);
+  fold("max_concurrent", "max_concurrent_writes", legacy.max_concurrent);
+  return problems;
+}

@@ -1,0 +1,380 @@
+import { type Static, type TLiteral, type TUnion, Type } from "@sinclair/typebox";
+
+/**
+ * The one source of truth for configuration: types, defaults, CLI flags, which values are
+ * secret, and the text of docs/configuration.md. Environment variable names are derived from
+ * the path (`SIGNER_` + path upper-cased, `__` between levels).
+ *
+ * Extra annotations on a schema node (read by walk.ts, flags.ts, redact.ts, docs.ts):
+ * - `flag`: CLI flag name without dashes; `flagList`: "repeat" (one value per flag) or "comma".
+ * - `secret`: "value" (redact the whole value) or "url" (redact the password in a URL).
+ * - `expected`: wording for an error message where the type alone would read poorly.
+ */
+
+const strict = { additionalProperties: false } as const;
+
+function int(
+  min: number,
+  max: number,
+  fallback: number | undefined,
+  description: string,
+  extra = {},
+) {
+  return Type.Integer({ minimum: min, maximum: max, default: fallback, description, ...extra });
+}
+
+function oneOf<const T extends readonly string[]>(values: T, options: Record<string, unknown>) {
+  const members = values.map((value) => Type.Literal(value));
+  // TypeBox cannot infer a union from a mapped array; the cast restores the literal types.
+  return Type.Union(members, {
+    expected: `one of ${values.join(", ")}`,
+    ...options,
+  }) as unknown as TUnion<TLiteral<T[number]>[]>;
+}
+
+const StringList = (description: string, extra = {}) =>
+  Type.Array(Type.String(), { description, ...extra });
+
+const Server = Type.Object(
+  {
+    listen_address: Type.String({
+      default: "0.0.0.0",
+      description: "Address the signing API listens on.",
+      flag: "server-listen-address",
+    }),
+    listen_port: int(0, 65535, 9000, "Port of the signing API (0 picks a free port).", {
+      flag: "server-listen-port",
+    }),
+    request_timeout_seconds: int(1, 3600, 30, "A request still unanswered after this gets 503.", {
+      flag: "server-request-timeout-seconds",
+    }),
+    graceful_shutdown_timeout_seconds: int(
+      0,
+      3600,
+      25,
+      "On SIGTERM/SIGINT, time allowed for in-flight requests before connections are closed.",
+      { flag: "server-graceful-shutdown-timeout-seconds" },
+    ),
+    cors_allowed_origins: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      default: null,
+      description: 'Origins allowed by CORS ("*" for any); null disables CORS headers.',
+      flag: "cors-allowed-origins",
+      flagList: "comma",
+      expected: "a list of origins or null",
+    }),
+    seccomp: Type.Boolean({
+      default: false,
+      description: "Install a syscall allow-list after start-up (Linux).",
+    }),
+    max_request_body_bytes: int(
+      1024,
+      1 << 30,
+      1 << 20,
+      "Larger request bodies get 413 (sigil extension).",
+    ),
+  },
+  strict,
+);
+
+const Metrics = Type.Object(
+  {
+    listen_address: Type.String({
+      default: "0.0.0.0",
+      description: "Address of the Prometheus metrics listener.",
+      flag: "metrics-listen-address",
+    }),
+    listen_port: int(0, 65535, 3000, "Port of the metrics listener.", {
+      flag: "metrics-listen-port",
+    }),
+    refresh_interval_seconds: int(
+      1,
+      86400,
+      30,
+      "How often gauges that need a scan are refreshed.",
+      {
+        flag: "metrics-refresh-interval",
+      },
+    ),
+  },
+  strict,
+);
+
+const Filesystem = Type.Object(
+  {
+    paths: StringList("Directories of key descriptor files (Web3Signer format).", {
+      default: [],
+      flag: "filesystem-keystores-path",
+      flagList: "repeat",
+    }),
+    keystore_load_concurrency: int(1, 4096, 128, "Keystores decrypted in parallel at start-up."),
+    raw_load_concurrency: int(1, 4096, 128, "Raw key files read in parallel at start-up."),
+  },
+  strict,
+);
+
+const Keygen = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: false,
+      description: "Enable POST /api/v1/signer/keys/generate.",
+    }),
+    max_items_per_request: int(1, 100_000, 100, "Keys per keygen request."),
+    max_concurrent_keygen: int(1, 1024, 16, "Parallel keygen workers."),
+    request_timeout_seconds: int(1, 86400, 600, "Timeout of a keygen request."),
+    backup: Type.Object(
+      {
+        enabled: Type.Boolean({
+          default: false,
+          description: "Return the mnemonic age-encrypted.",
+        }),
+        recipients: StringList("age public keys (age1…) the mnemonic is encrypted to.", {
+          default: [],
+        }),
+      },
+      strict,
+    ),
+  },
+  strict,
+);
+
+const Writable = Type.Object(
+  {
+    enabled: Type.Boolean({ default: false, description: "Enable key import/delete in cloud_kv." }),
+    max_concurrent_writes: int(1, 1024, 16, "Parallel write workers."),
+    request_timeout_seconds: int(1, 86400, 600, "Timeout of an import request."),
+    max_items_per_request: int(1, 100_000, 100, "Keys per import request."),
+  },
+  strict,
+);
+
+const CloudKv = Type.Object(
+  {
+    table: Type.Optional(Type.String({ minLength: 3, description: "DynamoDB table of keys." })),
+    status_filter: StringList("Key statuses loaded.", { default: ["active"], minItems: 1 }),
+    key_refresh_interval_minutes: int(0, 10080, 10, "Reload interval; 0 disables refresh."),
+    max_concurrent_reads: int(1, 1024, 16, "Scan segments read at once."),
+    unseal_timeout_minutes: Type.Optional(
+      int(0, 10080, undefined, "Partial unseal expires after this; 0 never."),
+    ),
+    kms_key_arns: Type.Optional(StringList("KMS keys that wrap the unseal shares.")),
+    kms_threshold: Type.Optional(int(1, 255, undefined, "Shares needed to unseal.")),
+    keygen: Keygen,
+    writable: Writable,
+  },
+  strict,
+);
+
+const KeyManagerApi = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: false,
+      description: "Serve the Key Manager API (/eth/v1/keystores).",
+    }),
+    max_concurrent_reads: int(1, 1024, 50, "Concurrent GET/DELETE requests."),
+    max_concurrent_writes: int(1, 1024, 10, "Concurrent POST requests."),
+    request_timeout_seconds: int(1, 3600, 30, "Timeout of a Key Manager API request."),
+    max_items_per_request: int(1, 10_000, 100, "Keystores per import or delete request."),
+  },
+  strict,
+);
+
+const LegacyKeyManagerApi = Type.Object(
+  {
+    enabled: Type.Optional(
+      Type.Boolean({ description: "Older form of key_sources.key_manager_api.enabled." }),
+    ),
+    max_concurrent: Type.Optional(
+      int(1, 1024, undefined, "Older form of key_sources.key_manager_api.max_concurrent_writes."),
+    ),
+  },
+  strict,
+);
+
+const Antislashing = Type.Object(
+  {
+    backend: oneOf(["noop", "sqlite", "postgres", "dynamodb"], {
+      default: "sqlite",
+      description: "Slashing protection database.",
+      flag: "antislashing",
+    }),
+    path: Type.String({
+      default: "./slashing_protection.sqlite",
+      minLength: 1,
+      description: "SQLite file (sqlite backend).",
+      flag: "antislashing-sqlite-path",
+    }),
+    url: Type.Optional(
+      Type.String({
+        description:
+          "postgres://user:pass@host/db; TLS unless ?sslmode=disable (postgres backend).",
+        flag: "antislashing-postgres-url",
+        secret: "url",
+      }),
+    ),
+    pool_size: int(1, 1000, 16, "PostgreSQL connections.", {
+      flag: "antislashing-postgres-pool-size",
+    }),
+    force_ipv4: Type.Boolean({
+      default: false,
+      description: "Resolve the PostgreSQL host to IPv4 only.",
+      flag: "antislashing-postgres-force-ipv4",
+    }),
+    table: Type.Optional(
+      Type.String({
+        minLength: 3,
+        description: "DynamoDB table (dynamodb backend).",
+        flag: "antislashing-dynamodb-table",
+      }),
+    ),
+  },
+  strict,
+);
+
+const OpenTelemetry = Type.Object(
+  {
+    enabled: Type.Boolean({ default: false, description: "Export traces over OTLP gRPC." }),
+    endpoint: Type.String({ default: "http://localhost:4317", description: "OTLP gRPC endpoint." }),
+    service_name: Type.String({
+      default: "signer-service",
+      minLength: 1,
+      description: "service.name of spans.",
+    }),
+  },
+  strict,
+);
+
+const Logging = Type.Object(
+  {
+    level: Type.String({
+      default: "info",
+      description: "Level with EnvFilter directives, e.g. warn,antislashing=debug.",
+    }),
+    format: oneOf(["text", "json"], { default: "text", description: "Log line format." }),
+    log_color: Type.Optional(
+      Type.Boolean({ description: "Colour the level; unset = when stderr is a TTY." }),
+    ),
+  },
+  strict,
+);
+
+const operationNames = () => StringList("Signing operation names.");
+const scopeNames = () => StringList("Scope names.");
+
+const legacyPolicyFields = {
+  allowed_keys: Type.Optional(StringList("Public keys this policy may sign with (sign scope).")),
+  allowed_scopes: Type.Optional(scopeNames()),
+  denied_scopes: Type.Optional(scopeNames()),
+  allowed_signing_operations: Type.Optional(operationNames()),
+  denied_signing_operations: Type.Optional(operationNames()),
+};
+
+const LegacyPolicy = Type.Object(
+  {
+    token: Type.String({ description: "Basic-auth token or env:VAR.", secret: "value" }),
+    ...legacyPolicyFields,
+  },
+  strict,
+);
+
+const Rule = Type.Object(
+  {
+    effect: oneOf(["allow", "deny"], { description: "allow or deny." }),
+    scopes: Type.Optional(scopeNames()),
+    keys: Type.Optional(StringList("Validator public keys.")),
+    operations: Type.Optional(operationNames()),
+  },
+  strict,
+);
+
+export const PolicySchema = Type.Object(
+  { name: Type.String({ minLength: 1 }), rules: Type.Array(Rule) },
+  strict,
+);
+
+const StaticAuth = Type.Object(
+  {
+    policies: Type.Array(PolicySchema, { default: [] }),
+    anonymous: Type.Optional(Type.Object({ policies: Type.Array(Type.String()) }, strict)),
+    tokens: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            secret: Type.String({ description: "Token or env:VAR.", secret: "value" }),
+            policies: Type.Array(Type.String(), { minItems: 1 }),
+            token_bound_cidrs: Type.Optional(StringList("Source CIDRs.")),
+          },
+          strict,
+        ),
+      ),
+    ),
+  },
+  strict,
+);
+
+const SignerState = Type.Object(
+  {
+    backend: oneOf(["sqlite", "postgres", "dynamodb"], {
+      description: "Store of stateful auth and seal data.",
+    }),
+    path: Type.Optional(
+      Type.String({ minLength: 1, description: "SQLite file (sqlite backend)." }),
+    ),
+    url: Type.Optional(
+      Type.String({ description: "PostgreSQL URL (postgres backend).", secret: "url" }),
+    ),
+    pool_size: int(1, 1000, 4, "PostgreSQL connections."),
+    force_ipv4: Type.Boolean({
+      default: false,
+      description: "Resolve the PostgreSQL host to IPv4 only.",
+    }),
+    table: Type.Optional(
+      Type.String({ minLength: 3, description: "DynamoDB table (dynamodb backend)." }),
+    ),
+  },
+  strict,
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    server: Server,
+    metrics: Metrics,
+    network: oneOf(["mainnet", "hoodi", "sepolia"], {
+      default: "mainnet",
+      description: "Ethereum network.",
+      flag: "network",
+    }),
+    key_sources: Type.Object(
+      { filesystem: Filesystem, cloud_kv: CloudKv, key_manager_api: KeyManagerApi },
+      strict,
+    ),
+    key_manager_api: Type.Optional(LegacyKeyManagerApi),
+    max_concurrent_signing_jobs: int(1, 100_000, 500, "Signing jobs running at once.", {
+      flag: "max-concurrent-signing-jobs",
+    }),
+    signing_queue_buffer_size: int(0, 10_000_000, 10000, "Signing jobs waiting; more get 503.", {
+      flag: "signing-queue-buffer-size",
+    }),
+    antislashing: Antislashing,
+    canary_keys: StringList(
+      "Public keys that should never sign; signing them is logged and counted.",
+      {
+        default: [],
+      },
+    ),
+    opentelemetry: OpenTelemetry,
+    logging: Logging,
+    auth_policies: Type.Optional(
+      Type.Record(Type.String(), LegacyPolicy, {
+        description: "Legacy Basic-auth policies by name.",
+      }),
+    ),
+    unauthenticated_policy: Type.Optional(Type.Object(legacyPolicyFields, strict)),
+    static_auth: Type.Optional(StaticAuth),
+    signer_state: Type.Optional(SignerState),
+  },
+  strict,
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type LegacyPolicyConfig = Static<typeof LegacyPolicy>;
+export type PolicyConfig = Static<typeof PolicySchema>;

@@ -1,0 +1,33 @@
+/**
+ * Typed errors shared by every feature. A service throws a `SigilError` with a stable
+ * snake_case `code`; only the HTTP adapter (`src/http/errors.ts`) decides the status code,
+ * and only the CLI decides the exit code. Messages are shown to clients: never put a
+ * secret (key, password, token) into one.
+ */
+export type ErrorCode =
+  | "invalid_request"
+  | "malformed_json"
+  | "invalid_utf8"
+  | "payload_too_large"
+  | "not_found"
+  | "cors_origin_denied"
+  | "queue_full"
+  | "request_timeout"
+  | "shutting_down"
+  | "internal_error";
+
+export class SigilError extends Error {
+  override readonly name = "SigilError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Seconds a client should wait before retrying, where that is meaningful. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+export function isSigilError(value: unknown): value is SigilError {
+  return value instanceof SigilError;
+}

@@ -1,0 +1,32 @@
+import { type ErrorCode, isSigilError } from "../errors";
+
+/** The one table from error code to HTTP status. */
+export const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  malformed_json: 400,
+  invalid_utf8: 400,
+  cors_origin_denied: 403,
+  not_found: 404,
+  payload_too_large: 413,
+  internal_error: 500,
+  queue_full: 503,
+  request_timeout: 503,
+  shutting_down: 503,
+};
+
+/** Every error on every route has this body: `{"code":"snake_case","message":"human text"}`. */
+export function errorResponse(
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return Response.json({ code, message }, { status: STATUS_BY_CODE[code], headers });
+}
+
+/** Known errors keep their code; anything else is an internal error whose details stay in the log. */
+export function responseForError(error: unknown): Response {
+  if (!isSigilError(error)) return errorResponse("internal_error", "internal error");
+  const headers: Record<string, string> =
+    error.retryAfterSeconds === undefined ? {} : { "retry-after": String(error.retryAfterSeconds) };
+  return errorResponse(error.code, error.message, headers);
+}

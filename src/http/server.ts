@@ -1,0 +1,126 @@
+import type { Server } from "bun";
+import type { Logger } from "../observability/log";
+import { type CorsPolicy, corsResponseHeaders, isPreflight, preflightHeaders } from "./cors";
+import { errorResponse } from "./errors";
+import { attachRequestMeta } from "./request-meta";
+
+export interface HttpServerOptions {
+  hostname: string;
+  port: number;
+  requestTimeoutMs: number;
+  cors?: CorsPolicy;
+  logger: Logger;
+  handle: (request: Request) => Response | Promise<Response>;
+}
+
+export interface RunningHttpServer {
+  readonly hostname: string;
+  readonly port: number;
+  readonly url: string;
+  inFlight(): number;
+  /** Stops accepting, waits for in-flight requests up to `graceMs`, then closes what is left. */
+  shutdown(graceMs: number): Promise<{ forced: boolean }>;
+}
+
+/** Bun closes connections idle longer than this; it must outlast the slowest allowed request. */
+const MAX_BUN_IDLE_SECONDS = 255;
+
+/**
+ * The listener around the application: request ids, the per-request deadline, CORS, and
+ * draining on shutdown. Body size is enforced by the app's reader so that every 413 has a
+ * JSON body; Bun's own limit is only a backstop far above it.
+ */
+export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
+  const log = options.logger;
+  let inFlight = 0;
+  let draining = false;
+  let sequence = 0;
+
+  const fetch = async (request: Request, server: Server<undefined>): Promise<Response> => {
+    if (draining) {
+      return errorResponse("shutting_down", "signer is shutting down", { connection: "close" });
+    }
+    const origin = request.headers.get("origin");
+    if (options.cors && isPreflight(request)) {
+      const headers = preflightHeaders(options.cors, request);
+      return headers
+        ? new Response(null, { status: 204, headers })
+        : errorResponse("cors_origin_denied", "origin not allowed by server.cors_allowed_origins");
+    }
+    inFlight++;
+    const started = performance.now();
+    const id = `${Date.now().toString(36)}-${(++sequence).toString(36)}`;
+    const deadline = new AbortController();
+    attachRequestMeta(request, {
+      id,
+      clientIp: server.requestIP(request)?.address,
+      deadline: deadline.signal,
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<Response>((resolve) => {
+      timer = setTimeout(() => {
+        deadline.abort();
+        resolve(
+          errorResponse(
+            "request_timeout",
+            `request not answered within ${options.requestTimeoutMs / 1000} s`,
+          ),
+        );
+      }, options.requestTimeoutMs);
+    });
+    try {
+      const response = await Promise.race([Promise.resolve(options.handle(request)), timedOut]);
+      const headers = options.cors ? corsResponseHeaders(options.cors, origin) : {};
+      return withHeaders(response, { ...headers, "x-request-id": id });
+    } catch (error) {
+      log.error("request failed outside the application", { request_id: id, error: String(error) });
+      return errorResponse("internal_error", "internal error");
+    } finally {
+      clearTimeout(timer);
+      inFlight--;
+      if (log.enabled("debug")) {
+        log.debug("request", {
+          request_id: id,
+          method: request.method,
+          path: new URL(request.url).pathname,
+          ms: Math.round(performance.now() - started),
+        });
+      }
+    }
+  };
+
+  const server = Bun.serve({
+    hostname: options.hostname,
+    port: options.port,
+    idleTimeout: Math.min(MAX_BUN_IDLE_SECONDS, Math.ceil(options.requestTimeoutMs / 1000) + 5),
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    fetch,
+  });
+  const port = server.port ?? options.port;
+  const hostname = server.hostname ?? options.hostname;
+  return {
+    hostname,
+    port,
+    url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`,
+    inFlight: () => inFlight,
+    async shutdown(graceMs) {
+      draining = true;
+      const stopped = server.stop(false).then(() => false);
+      const graceOver = Bun.sleep(graceMs).then(() => true);
+      const forced = await Promise.race([stopped, graceOver]);
+      if (forced) await server.stop(true);
+      return { forced };
+    },
+  };
+}
+
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  try {
+    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    for (const [name, value] of Object.entries(headers)) copy.headers.set(name, value);
+    return copy;
+  }
+}

@@ -1,0 +1,11 @@
+/** A BLS12-381 public key as the API and config write it: 0x + 48 bytes of hex. */
+const PUBKEY_PATTERN = /^0x[0-9a-fA-F]{96}$/;
+
+export function isPubkeyHex(value: string): boolean {
+  return PUBKEY_PATTERN.test(value);
+}
+
+/** Pubkeys are compared and stored lower-case; clients may send either case. */
+export function normalizePubkey(value: string): string {
+  return value.toLowerCase();
+}
