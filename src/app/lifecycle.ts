@@ -1,38 +1,54 @@
 import type { Logger } from "../observability/log";
 import type { RunningSigner } from "./signer";
 
+export interface StopSignals {
+  /** Resolves with the first SIGTERM/SIGINT. */
+  readonly received: Promise<NodeJS.Signals>;
+}
+
 /**
- * SIGTERM/SIGINT start a graceful stop and exit 0 when it completes (systemd reads that as a
- * clean stop). A second signal during the stop exits at once with 1.
+ * Installed before anything binds, so a signal that arrives during start-up is not lost to the
+ * default handler. A second signal exits at once with 1 (the operator insists).
  */
-export function stopOnSignals(signer: RunningSigner, logger: Logger): Promise<number> {
-  const log = logger.child("app");
-  return new Promise((resolve) => {
-    let stopping = false;
+export function listenForStopSignals(logger: Logger): StopSignals {
+  let first: NodeJS.Signals | undefined;
+  const received = new Promise<NodeJS.Signals>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        log.warn("second signal: exiting without waiting", { signal });
-        resolve(1);
-        return;
+      if (first) {
+        logger.warn("second signal: exiting without waiting", { signal });
+        process.exit(1);
       }
-      stopping = true;
-      log.info("stopping: no new requests; waiting for in-flight ones", {
-        signal,
-        in_flight: signer.http.inFlight(),
-      });
-      signer.stop().then(
-        ({ forced }) => {
-          if (forced) log.warn("grace period over: closed remaining connections");
-          log.info("stopped");
-          resolve(0);
-        },
-        (error: unknown) => {
-          log.error("error while stopping", { error: String(error) });
-          resolve(1);
-        },
-      );
+      first = signal;
+      resolve(signal);
     };
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
   });
+  return { received };
+}
+
+/**
+ * Waits for a stop signal, then stops gracefully. Returns the exit code: 0 when the stop
+ * completed (systemd reads that as a clean stop), 1 when stopping itself failed.
+ */
+export async function runUntilStopped(
+  signer: RunningSigner,
+  signals: StopSignals,
+  logger: Logger,
+): Promise<number> {
+  const log = logger.child("app");
+  const signal = await signals.received;
+  log.info("stopping: no new requests; waiting for in-flight ones", {
+    signal,
+    in_flight: signer.http.inFlight(),
+  });
+  try {
+    const { forced } = await signer.stop();
+    if (forced) log.warn("grace period over: closed remaining connections");
+    log.info("stopped");
+    return 0;
+  } catch (error) {
+    log.error("error while stopping", { error: String(error) });
+    return 1;
+  }
 }

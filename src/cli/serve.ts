@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { unsupportedFeatures } from "../app/features";
-import { stopOnSignals } from "../app/lifecycle";
+import { listenForStopSignals, runUntilStopped } from "../app/lifecycle";
 import { startSigner } from "../app/signer";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
 import { configArgs, loadConfigOrExit } from "./config-args";
@@ -20,6 +20,7 @@ export const serveCommand = defineCommand({
       format: config.logging.format,
       color: resolveColor(config.logging.log_color, process.stderr.isTTY === true, process.env),
     });
+    const signals = listenForStopSignals(logger);
     let signer: Awaited<ReturnType<typeof startSigner>>;
     try {
       signer = await startSigner(config, logger);
@@ -28,7 +29,7 @@ export const serveCommand = defineCommand({
         `cannot start: ${startupReason(error, config.server.listen_address, config.server.listen_port)}`,
       );
     }
-    process.exit(await stopOnSignals(signer, logger));
+    process.exit(await runUntilStopped(signer, signals, logger));
   },
 });
 

@@ -1,0 +1,26 @@
+// `npm run bench [name…]`: runs the benchmarks, prints a table each and writes JSON to
+// bench-results/. Figures are measurements, never pass/fail assertions.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { httpBaseline } from "./http-baseline";
+
+const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
+  "http-baseline": httpBaseline,
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !(name in benchmarks));
+if (unknown.length > 0) {
+  console.error(
+    `unknown benchmark: ${unknown.join(", ")} (have: ${Object.keys(benchmarks).join(", ")})`,
+  );
+  process.exit(2);
+}
+mkdirSync("bench-results", { recursive: true });
+for (const name of wanted.length > 0 ? wanted : Object.keys(benchmarks)) {
+  const run = benchmarks[name];
+  if (!run) continue;
+  console.log(`\n== ${name}`);
+  const result = await run();
+  const stamp = new Date().toISOString().replaceAll(":", "-");
+  writeFileSync(`bench-results/${name}-${stamp}.json`, `${JSON.stringify(result, null, 2)}\n`);
+}

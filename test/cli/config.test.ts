@@ -1,0 +1,261 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { parse } from "yaml";
+import { runSigil, TempDir } from "../support/cli";
+
+const dir = new TempDir();
+afterAll(() => dir.remove());
+
+const PUBKEY = `0x${"a".repeat(96)}`;
+const GOOD_TOKEN = "vc-token-0123456789";
+
+function check(yaml: string, env: Record<string, string> = {}) {
+  return runSigil(["config", "check", "-c", dir.file(`c-${crypto.randomUUID()}.yaml`, yaml)], env);
+}
+
+/**
+ * The start-up validation errors listed in the spec's Errors section, each as the smallest
+ * config that shows it, the option path the message must name, and words it must contain.
+ */
+const SPEC_ERRORS: {
+  name: string;
+  yaml: string;
+  where: string;
+  says: RegExp;
+  env?: Record<string, string>;
+}[] = [
+  {
+    name: "both allowed_signing_operations and denied_signing_operations",
+    yaml: `auth_policies:\n  vc:\n    token: ${GOOD_TOKEN}\n    allowed_signing_operations: [ATTESTATION]\n    denied_signing_operations: [VOLUNTARY_EXIT]\n`,
+    where: "auth_policies.vc",
+    says: /allowed_signing_operations and denied_signing_operations cannot both be set/,
+  },
+  {
+    name: "both allowed_scopes and denied_scopes",
+    yaml: `auth_policies:\n  vc:\n    token: ${GOOD_TOKEN}\n    allowed_scopes: [sign]\n    denied_scopes: [list_keys]\n`,
+    where: "auth_policies.vc",
+    says: /allowed_scopes and denied_scopes cannot both be set/,
+  },
+  {
+    name: "allowed_signing_operations while the sign scope is denied",
+    yaml: `auth_policies:\n  vc:\n    token: ${GOOD_TOKEN}\n    denied_scopes: [sign]\n    allowed_signing_operations: [ATTESTATION]\n`,
+    where: "auth_policies.vc",
+    says: /sign scope is denied/,
+  },
+  {
+    name: "token under 16 characters",
+    yaml: "auth_policies:\n  vc:\n    token: short-token\n",
+    where: "auth_policies.vc.token",
+    says: /at least 16 characters/,
+  },
+  {
+    name: "token with characters other than alphanumerics and dashes",
+    yaml: "auth_policies:\n  vc:\n    token: has_underscores_and_more\n",
+    where: "auth_policies.vc.token",
+    says: /letters, digits and dashes only/,
+  },
+  {
+    name: "two policies sharing a token",
+    yaml: `auth_policies:\n  a:\n    token: ${GOOD_TOKEN}\n  b:\n    token: env:SAME_TOKEN\n`,
+    env: { SAME_TOKEN: GOOD_TOKEN },
+    where: "auth_policies.b.token",
+    says: /same token as auth_policies\.a/,
+  },
+  {
+    name: "unknown signing operation",
+    yaml: `auth_policies:\n  vc:\n    token: ${GOOD_TOKEN}\n    allowed_signing_operations: [DEPOSIT]\n`,
+    where: "auth_policies.vc.allowed_signing_operations[0]",
+    says: /unknown signing operation "DEPOSIT"/,
+  },
+  {
+    name: "invalid public key format",
+    yaml: `auth_policies:\n  vc:\n    token: ${GOOD_TOKEN}\n    allowed_keys: ["${PUBKEY.slice(0, 50)}"]\n`,
+    where: "auth_policies.vc.allowed_keys[0]",
+    says: /invalid public key/,
+  },
+  {
+    name: "env: token whose variable is not set",
+    yaml: "auth_policies:\n  vc:\n    token: env:SIGIL_TEST_UNSET_VARIABLE\n",
+    where: "auth_policies.vc.token",
+    says: /SIGIL_TEST_UNSET_VARIABLE is not set/,
+  },
+  {
+    name: "invalid CIDR in a static token",
+    yaml: `static_auth:\n  policies: [{name: vc, rules: [{effect: allow, scopes: [sign]}]}]\n  tokens: [{secret: ${GOOD_TOKEN}, policies: [vc], token_bound_cidrs: ["10.1.2.0/40"]}]\n`,
+    where: "static_auth.tokens[0].token_bound_cidrs[0]",
+    says: /invalid CIDR "10\.1\.2\.0\/40"/,
+  },
+  {
+    name: "static_auth set in stateful mode",
+    yaml: "signer_state: {backend: sqlite, path: state.sqlite}\nstatic_auth:\n  policies: []\n",
+    where: "static_auth",
+    says: /cannot be set in stateful mode/,
+  },
+];
+
+describe("sigil config check: the spec's start-up validation errors", () => {
+  for (const { name, yaml, where, says, env } of SPEC_ERRORS) {
+    test(`${name} → its message and exit 2`, () => {
+      const result = check(yaml, env);
+      expect(result.code).toBe(2);
+      const line = result.stderr.split("\n").find((l) => l.trim().startsWith(`${where}:`));
+      expect(line, result.stderr).toBeDefined();
+      expect(line).toMatch(says);
+      expect(result.stdout).toBe("");
+    });
+  }
+
+  test("every problem of a file is printed at once", () => {
+    const yaml = [
+      "server:",
+      "  listen_port: 99999",
+      "network: goerli",
+      `canary_keys: ["0x1234"]`,
+      "auth_policies:",
+      "  vc:",
+      "    token: short",
+      "    allowed_signing_operations: [NOT_AN_OP]",
+      "",
+    ].join("\n");
+    const result = check(yaml);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("(5 problems)");
+    for (const where of [
+      "server.listen_port",
+      "network",
+      "canary_keys[0]",
+      "auth_policies.vc.token",
+      "auth_policies.vc.allowed_signing_operations[0]",
+    ]) {
+      expect(result.stderr).toContain(`  ${where}: `);
+    }
+  });
+
+  test("an unknown key is rejected by name, with a suggestion", () => {
+    const result = check("server:\n  listen_prot: 9000\n");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'server.listen_prot: unknown option (did you mean "listen_port"?)',
+    );
+  });
+
+  test("secrets never appear in error output", () => {
+    const secret = "Secret_With_Underscore_1234";
+    const result = check(`auth_policies:\n  vc:\n    token: ${secret}\n`);
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain(secret);
+  });
+
+  test("a valid file passes with exit 0", () => {
+    const result = check("server:\n  listen_port: 9100\nnetwork: hoodi\n");
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("configuration is valid");
+  });
+
+  test("options this version cannot honour yet stop it (exit 2) instead of being ignored", () => {
+    const result = check(`auth_policies:\n  vc:\n    token: ${GOOD_TOKEN}\n`);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/auth_policies: not supported by this version/);
+  });
+});
+
+describe("sigil config print", () => {
+  test("prints the effective config: flag > env > file > default", () => {
+    const file = dir.file(
+      "layers.yaml",
+      "server:\n  listen_port: 9001\n  listen_address: 127.0.0.2\nnetwork: sepolia\n",
+    );
+    const env = {
+      SIGNER_SERVER__LISTEN_PORT: "9002",
+      SIGNER_NETWORK: "hoodi",
+      SIGNER_MAX_CONCURRENT_SIGNING_JOBS: "7",
+    };
+    const result = runSigil(["config", "print", "-c", file, "--server-listen-port", "9003"], env);
+    expect(result.code).toBe(0);
+    const printed = parse(result.stdout);
+    expect(printed.server.listen_port).toBe(9003); // flag over env and file
+    expect(printed.network).toBe("hoodi"); // env over file
+    expect(printed.server.listen_address).toBe("127.0.0.2"); // file over default
+    expect(printed.max_concurrent_signing_jobs).toBe(7); // env over default
+    expect(printed.signing_queue_buffer_size).toBe(10000); // default
+  });
+
+  test("redacts clear-text secrets, keeps env: references, masks database passwords", () => {
+    const file = dir.file(
+      "secrets.yaml",
+      [
+        "antislashing:",
+        "  backend: postgres",
+        "  url: postgres://sigil:db-password-123@db.internal:5432/slashing",
+        "static_auth:",
+        "  policies: [{name: vc, rules: [{effect: allow}]}]",
+        `  tokens: [{secret: Clear-Text-Token-0123456, policies: [vc]}, {secret: "env:VC_TOKEN", policies: [vc]}]`,
+        "",
+      ].join("\n"),
+    );
+    const result = runSigil(["config", "print", "-c", file], {
+      VC_TOKEN: "from-env-token-0123456789",
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain("Clear-Text-Token-0123456");
+    expect(result.stdout).not.toContain("db-password-123");
+    expect(result.stdout).not.toContain("from-env-token-0123456789");
+    const printed = parse(result.stdout);
+    expect(printed.static_auth.tokens[0].secret).toBe("<redacted>");
+    expect(printed.static_auth.tokens[1].secret).toBe("env:VC_TOKEN");
+    expect(printed.antislashing.url).toBe("postgres://sigil:***@db.internal:5432/slashing");
+  });
+});
+
+describe("CLI surface", () => {
+  const levels = [
+    [],
+    ["serve"],
+    ["config"],
+    ["config", "check"],
+    ["config", "print"],
+    ["version"],
+    ["operator"],
+  ];
+  for (const level of levels) {
+    test(`sigil ${level.join(" ")} --help`, () => {
+      const result = runSigil([...level, "--help"]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain("USAGE");
+      // citty names nested commands from their direct parent only ("config check").
+      expect(result.stdout).toContain(level.length > 0 ? level.join(" ") : "sigil");
+    });
+  }
+
+  test("serve --help lists the configuration flags", () => {
+    const { stdout } = runSigil(["serve", "--help"]);
+    for (const flag of [
+      "--server-listen-port",
+      "--filesystem-keystores-path",
+      "--antislashing-postgres-url",
+      "--config",
+    ]) {
+      expect(stdout).toContain(flag);
+    }
+  });
+
+  test("sigil version prints the package version", async () => {
+    const pkg = await Bun.file(new URL("../../package.json", import.meta.url)).json();
+    const result = runSigil(["version"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      new RegExp(`^sigil ${pkg.version.replaceAll(".", "\\.")} \\(commit \\S+, bun `),
+    );
+  });
+
+  test("an unknown flag is a usage error (exit 2) naming the flag", () => {
+    const result = runSigil(["config", "check", "--server-listen-prot", "1"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--server-listen-prot");
+  });
+
+  test("an unknown command fails", () => {
+    const result = runSigil(["frobnicate"]);
+    expect(result.code).not.toBe(0);
+  });
+});

@@ -1,0 +1,115 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { createServer } from "node:net";
+import { runSigil, startSigil, TempDir } from "../support/cli";
+
+const dir = new TempDir();
+afterAll(() => dir.remove());
+
+function config(extra = ""): string {
+  return dir.file(
+    `serve-${crypto.randomUUID()}.yaml`,
+    `server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  path: ${dir.path}/slashing.sqlite\n${extra}`,
+  );
+}
+
+/** A port that is free now: bound by a helper listener, then released. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+describe("sigil serve", () => {
+  test("starts, answers /upcheck and /healthcheck, and exits 0 on SIGTERM", async () => {
+    const sigil = await startSigil(["serve", "-c", config()]);
+    try {
+      const up = await fetch(`${sigil.url}/upcheck`);
+      expect(up.status).toBe(200);
+      expect(await up.text()).toBe("OK");
+      const health = await fetch(`${sigil.url}/healthcheck`);
+      expect(health.status).toBe(200);
+      expect(((await health.json()) as { status: string }).status).toBe("UP");
+      const missing = await fetch(`${sigil.url}/api/v1/nothing-here`);
+      expect(missing.status).toBe(404);
+      expect(await missing.json()).toEqual({ code: "not_found", message: expect.any(String) });
+    } finally {
+      expect(await sigil.stop("SIGTERM")).toBe(0);
+    }
+    expect(sigil.stderrText()).toContain("stopped");
+  });
+
+  test("exits 0 on SIGINT too, and stops listening", async () => {
+    const sigil = await startSigil(["serve", "-c", config()]);
+    expect(await sigil.stop("SIGINT")).toBe(0);
+    await expect(fetch(`${sigil.url}/upcheck`)).rejects.toThrow();
+  });
+
+  test("`sigil -c FILE` runs serve; flags override the file", async () => {
+    const port = await freePort();
+    const sigil = await startSigil(["-c", config(), "--server-listen-port", String(port)]);
+    try {
+      expect(sigil.url).toBe(`http://127.0.0.1:${port}`);
+      expect((await fetch(`${sigil.url}/upcheck`)).status).toBe(200);
+    } finally {
+      expect(await sigil.stop()).toBe(0);
+    }
+  });
+
+  test("environment variables configure the listener", async () => {
+    const port = await freePort();
+    const sigil = await startSigil(["serve", "-c", config()], {
+      SIGNER_SERVER__LISTEN_PORT: String(port),
+    });
+    try {
+      expect(sigil.url).toBe(`http://127.0.0.1:${port}`);
+    } finally {
+      await sigil.stop();
+    }
+  });
+
+  test("JSON logs when logging.format is json", async () => {
+    const sigil = await startSigil(["serve", "-c", config("logging:\n  format: json\n")]);
+    await sigil.stop();
+    const lines = sigil.stderrText().trim().split("\n");
+    const records = lines.map((line) => JSON.parse(line));
+    expect(records.some((r) => r.msg === "sigil listening" && r.level === "info")).toBe(true);
+  });
+
+  test("a port already in use is a one-line runtime error and exit 1", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const address = blocker.address();
+    try {
+      if (address === null || typeof address === "string") throw new Error("no port");
+      const result = runSigil([
+        "serve",
+        "-c",
+        config(),
+        "--server-listen-port",
+        String(address.port),
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`127.0.0.1:${address.port} is already in use`);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test("an invalid configuration exits 2 before binding the port", async () => {
+    const port = await freePort();
+    const file = config("network: not-a-network\n");
+    const result = runSigil(["serve", "-c", file, "--server-listen-port", String(port)]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("network: must be one of mainnet, hoodi, sepolia");
+    expect(result.stderr).not.toContain("listening");
+  });
+
+  test("examples/dev.yaml (what `npm start` uses) is a valid configuration", () => {
+    const result = runSigil(["config", "check", "-c", "examples/dev.yaml"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+  });
+});

@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+
+/**
+ * Runs sigil as operators do: a separate process. By default from source with the Bun that runs
+ * the tests; with SIGIL_TEST_BINARY=dist/sigil the same tests exercise the compiled binary.
+ */
+const repoRoot = resolve(import.meta.dir, "../..");
+const binary = process.env.SIGIL_TEST_BINARY;
+
+export function sigilCommand(args: readonly string[]): string[] {
+  return binary
+    ? [resolve(repoRoot, binary), ...args]
+    : [process.execPath, join(repoRoot, "src/main.ts"), ...args];
+}
+
+/** Environment with no SIGNER_ variables from the developer's shell. */
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith("SIGNER_")) env[name] = value;
+  }
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runSigil(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): CliResult {
+  const result = Bun.spawnSync(sigilCommand(args), { env: cleanEnv(env), cwd: cwd ?? repoRoot });
+  return {
+    code: result.exitCode ?? -1,
+    stdout: result.stdout.toString(),
+    stderr: result.stderr.toString(),
+  };
+}
+
+export class TempDir {
+  readonly path = mkdtempSync(join(tmpdir(), "sigil-test-"));
+  file(name: string, content: string): string {
+    const path = join(this.path, name);
+    writeFileSync(path, content);
+    return path;
+  }
+  remove(): void {
+    rmSync(this.path, { recursive: true, force: true });
+  }
+}
+
+export interface RunningSigil {
+  url: string;
+  process: Subprocess<"ignore", "pipe", "pipe">;
+  stderrText(): string;
+  /** Sends `signal` and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+/** Starts `sigil serve` and waits for its "listening" log line, which carries the bound URL. */
+export async function startSigil(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<RunningSigil> {
+  const proc = Bun.spawn(sigilCommand(args), {
+    env: cleanEnv(env),
+    cwd: cwd ?? repoRoot,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let stderr = "";
+  const reader = proc.stderr.getReader();
+  const decoder = new TextDecoder();
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`sigil did not start within 15 s:\n${stderr}`)),
+      15_000,
+    );
+    const pump = async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) {
+          clearTimeout(timer);
+          reject(new Error(`sigil exited before listening:\n${stderr}`));
+          return;
+        }
+        stderr += decoder.decode(value, { stream: true });
+        const match =
+          stderr.match(/sigil listening .*url=(\S+)/) ??
+          stderr.match(/"msg":"sigil listening".*?"url":"([^"]+)"/);
+        if (match?.[1]) {
+          clearTimeout(timer);
+          resolveUrl(match[1]);
+          void drain();
+          return;
+        }
+      }
+    };
+    const drain = async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        stderr += decoder.decode(value, { stream: true });
+      }
+    };
+    void pump();
+  });
+  return {
+    url,
+    process: proc,
+    stderrText: () => stderr,
+    async stop(signal = "SIGTERM") {
+      proc.kill(signal);
+      return await proc.exited;
+    },
+  };
+}
