@@ -21,7 +21,7 @@ export function readConfigFile(path: string): FileLayer {
 }
 
 export function parseConfigText(text: string, source: string): FileLayer {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { uniqueKeys: true });
   if (doc.errors.length > 0) {
     const problems = doc.errors.map((e) => {
       const at = e.linePos?.[0];

@@ -52,7 +52,9 @@ export function readFlagLayer(schema: TSchema, argv: readonly string[]): FlagLay
   try {
     ({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
   } catch (error) {
+    // Still read the config file, so that its problems are reported in the same run.
     return {
+      configPath: configPathFallback(argv),
       value: {},
       origins: new Map(),
       problems: [problem("command line", (error as Error).message)],
@@ -91,4 +93,13 @@ function flagValue(spec: FlagSpec, raw: unknown, negated: unknown) {
   if (spec.list === "comma") return parseTextValue(spec.schema, texts.join(","));
   if (texts.length > 1) return { ok: false as const, message: "given more than once" };
   return parseTextValue(spec.schema, texts[0] as string);
+}
+
+function configPathFallback(argv: readonly string[]): string | undefined {
+  for (const [i, arg] of argv.entries()) {
+    if (arg === "-c" || arg === "--config") return argv[i + 1];
+    if (arg.startsWith("--config=")) return arg.slice("--config=".length);
+    if (arg.startsWith("-c") && arg.length > 2) return arg.slice(2);
+  }
+  return undefined;
 }

@@ -7,6 +7,7 @@ import { type ConfigProblem, problem } from "./problems";
 import { type Config, ConfigSchema } from "./schema";
 import { validateConfig } from "./validate";
 import {
+  enumValues,
   isOptional,
   kindOf,
   mergeLayer,
@@ -88,6 +89,11 @@ function dropOrReset(schema: TSchema, root: unknown, path: Path): boolean {
       holder[key] = structuredClone(node.default);
       return true;
     }
+    const firstMember = node ? enumValues(node)?.[0] : undefined;
+    if (firstMember !== undefined && !Array.isArray(parent)) {
+      holder[key] = firstMember;
+      return true;
+    }
     if (
       !node ||
       isOptional(node) ||
@@ -122,10 +128,10 @@ function structuralProblems(
     const node = schemaAt(schema, path);
     if (!node) continue;
     seen.add(key);
+    // A mistyped secret (an all-digit token read as a number) must not be echoed back.
+    const shown = mayHoldSecret(node) ? "" : `, got ${shortValue(error.value)}`;
     const message =
-      error.value === undefined
-        ? "is required"
-        : `must be ${expectation(node)}, got ${shortValue(error.value)}`;
+      error.value === undefined ? "is required" : `must be ${expectation(node)}${shown}`;
     found.push(problem(pathText(path), message + origin(path, origins)));
   }
   return found;
@@ -159,6 +165,18 @@ export function expectation(schema: TSchema): string {
     default:
       return "a valid value";
   }
+}
+
+/** True when the node or anything inside it is marked secret in the schema. */
+export function mayHoldSecret(schema: TSchema): boolean {
+  if (schema.secret) return true;
+  const children: TSchema[] = [
+    ...Object.values((schema.properties ?? {}) as Record<string, TSchema>),
+    ...Object.values((schema.patternProperties ?? {}) as Record<string, TSchema>),
+    ...((schema.anyOf ?? []) as TSchema[]),
+    ...(schema.items ? [schema.items as TSchema] : []),
+  ];
+  return children.some(mayHoldSecret);
 }
 
 function shortValue(value: unknown): string {

@@ -11,15 +11,16 @@ const DEFAULT_ALLOWED_HEADERS = "authorization, content-type, accept";
 const PREFLIGHT_MAX_AGE_SECONDS = "600";
 
 export function corsPolicy(origins: readonly string[] | null): CorsPolicy | undefined {
-  return origins && origins.length > 0
-    ? { allowed: origins.map((o) => o.toLowerCase()) }
-    : undefined;
+  return origins && origins.length > 0 ? { allowed: origins.map(canonicalOrigin) } : undefined;
+}
+
+/** Browsers send `https://host:port` without a trailing slash; a config may carry one. */
+function canonicalOrigin(origin: string): string {
+  return origin.toLowerCase().replace(/\/$/, "");
 }
 
 export function originAllowed(policy: CorsPolicy, origin: string): boolean {
-  return (
-    policy.allowed.includes("*") || policy.allowed.includes(origin.toLowerCase().replace(/\/$/, ""))
-  );
+  return policy.allowed.includes("*") || policy.allowed.includes(canonicalOrigin(origin));
 }
 
 /** Headers added to an ordinary response for a request from `origin`. */

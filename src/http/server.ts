@@ -37,19 +37,28 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   let sequence = 0;
 
   const fetch = async (request: Request, server: Server<undefined>): Promise<Response> => {
+    const id = `${Date.now().toString(36)}-${(++sequence).toString(36)}`;
+    const withId = (response: Response, headers: Record<string, string> = {}) =>
+      withHeaders(response, { ...headers, "x-request-id": id });
     if (draining) {
-      return errorResponse("shutting_down", "signer is shutting down", { connection: "close" });
+      return withId(
+        errorResponse("shutting_down", "signer is shutting down", { connection: "close" }),
+      );
     }
     const origin = request.headers.get("origin");
     if (options.cors && isPreflight(request)) {
       const headers = preflightHeaders(options.cors, request);
-      return headers
-        ? new Response(null, { status: 204, headers })
-        : errorResponse("cors_origin_denied", "origin not allowed by server.cors_allowed_origins");
+      return withId(
+        headers
+          ? new Response(null, { status: 204, headers })
+          : errorResponse(
+              "cors_origin_denied",
+              "origin not allowed by server.cors_allowed_origins",
+            ),
+      );
     }
     inFlight++;
     const started = performance.now();
-    const id = `${Date.now().toString(36)}-${(++sequence).toString(36)}`;
     const deadline = new AbortController();
     attachRequestMeta(request, {
       id,
@@ -70,11 +79,10 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     });
     try {
       const response = await Promise.race([Promise.resolve(options.handle(request)), timedOut]);
-      const headers = options.cors ? corsResponseHeaders(options.cors, origin) : {};
-      return withHeaders(response, { ...headers, "x-request-id": id });
+      return withId(response, options.cors ? corsResponseHeaders(options.cors, origin) : {});
     } catch (error) {
       log.error("request failed outside the application", { request_id: id, error: String(error) });
-      return errorResponse("internal_error", "internal error");
+      return withId(errorResponse("internal_error", "internal error"));
     } finally {
       clearTimeout(timer);
       inFlight--;
