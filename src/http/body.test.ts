@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { SigilError } from "../errors";
+import { errorOf } from "../../test/support/errors";
 import { readBodyBytes, readJsonBody } from "./body";
 
 const URL_ = "http://sigil.test/body";
@@ -25,16 +25,6 @@ function streamed(chunks: Uint8Array[], onPull?: () => void): ReadableStream<Uin
     },
     { highWaterMark: 0 },
   );
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<SigilError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof SigilError) return err;
-    throw err;
-  }
-  throw new Error("expected a rejection");
 }
 
 const bytes = (n: number, fill = 0x61) => new Uint8Array(n).fill(fill);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { SigilError } from "../errors";
+import { errorOf } from "../../test/support/errors";
 import { JobLimiter } from "./limiter";
 
 /** A job that records when it starts and settles only when the test says so. */
@@ -14,16 +14,6 @@ function controllable(started: string[], name: string) {
 
 /** Lets promise callbacks (slot release, next job start) run. */
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-async function errorOf(promise: Promise<unknown>): Promise<SigilError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof SigilError) return err;
-    throw err;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("JobLimiter", () => {
   test("starts exactly maxConcurrent jobs and runs queued ones in FIFO order", async () => {
