@@ -6,6 +6,9 @@
  */
 export type ErrorCode =
   | "invalid_request"
+  | "unsupported_operation"
+  | "signing_root_mismatch"
+  | "unknown_pubkey"
   | "malformed_json"
   | "invalid_utf8"
   | "payload_too_large"

@@ -23,7 +23,6 @@ const NOT_YET_SUPPORTED: { where: string; configured: (c: Config) => boolean }[]
   { where: "unauthenticated_policy", configured: (c) => c.unauthenticated_policy !== undefined },
   { where: "static_auth", configured: (c) => c.static_auth !== undefined },
   { where: "signer_state", configured: (c) => c.signer_state !== undefined },
-  { where: "canary_keys", configured: (c) => c.canary_keys.length > 0 },
   { where: "opentelemetry.enabled", configured: (c) => c.opentelemetry.enabled },
   { where: "server.seccomp", configured: (c) => c.server.seccomp },
 ];

@@ -243,6 +243,47 @@ const OpenTelemetry = Type.Object(
   strict,
 );
 
+const ForkVersion = (description: string) =>
+  Type.Optional(
+    Type.String({
+      pattern: "^0x[0-9a-fA-F]{8}$",
+      expected: "4 bytes of hex, like 0x00000000",
+      description,
+    }),
+  );
+
+const NetworkConfig = Type.Object(
+  {
+    genesis_fork_version: ForkVersion(
+      "Genesis fork version (builder domain of VALIDATOR_REGISTRATION).",
+    ),
+    capella_fork_version: ForkVersion(
+      "Capella fork version (VOLUNTARY_EXIT domain from Deneb on, EIP-7044).",
+    ),
+    deneb_fork_epoch: Type.Optional(
+      int(
+        0,
+        Number.MAX_SAFE_INTEGER,
+        undefined,
+        "Deneb activation epoch; a huge value if not scheduled.",
+      ),
+    ),
+  },
+  strict,
+);
+
+const Bls = Type.Object(
+  {
+    backend: oneOf(["auto", "blst", "noble"], {
+      default: "auto",
+      description:
+        "BLS implementation: auto = blst (native) when it loads, else noble (pure TypeScript).",
+      flag: "bls-backend",
+    }),
+  },
+  strict,
+);
+
 const Logging = Type.Object(
   {
     level: Type.String({
@@ -343,6 +384,8 @@ export const ConfigSchema = Type.Object(
       description: "Ethereum network.",
       flag: "network",
     }),
+    network_config: Type.Optional(NetworkConfig),
+    bls: Bls,
     key_sources: Type.Object(
       { filesystem: Filesystem, cloud_kv: CloudKv, key_manager_api: KeyManagerApi },
       strict,

@@ -3,6 +3,9 @@ import { type ErrorCode, isSigilError } from "../errors";
 /** The one table from error code to HTTP status. */
 export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   invalid_request: 400,
+  unsupported_operation: 400,
+  signing_root_mismatch: 400,
+  unknown_pubkey: 404,
   malformed_json: 400,
   invalid_utf8: 400,
   cors_origin_denied: 403,

@@ -1,0 +1,31 @@
+/**
+ * The BLS signature scheme Ethereum uses: BLS12-381, minimal-pubkey-size (48-byte G1 public
+ * keys, 96-byte G2 signatures), proof-of-possession ciphersuite. Two implementations sit behind
+ * this interface (blst native, noble pure TypeScript) and must produce identical bytes.
+ */
+export const ETH_BLS_DST = "BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_";
+
+export const SECRET_KEY_BYTES = 32;
+export const PUBLIC_KEY_BYTES = 48;
+export const SIGNATURE_BYTES = 96;
+
+/** A secret key held inside a backend. The secret itself is never exposed again. */
+export interface BlsSecretKey {
+  /** Compressed G1 public key, 48 bytes. */
+  readonly publicKey: Uint8Array;
+}
+
+export type BlsBackendName = "blst" | "noble";
+
+export interface BlsBackend {
+  readonly name: BlsBackendName;
+  /**
+   * Takes a 32-byte big-endian secret scalar. Throws (plain Error, message without the key) when
+   * it is not 32 bytes, is zero, or is not below the curve order. Callers zero their copy after.
+   */
+  importSecretKey(secret: Uint8Array): BlsSecretKey;
+  /** Signs `message` (for Ethereum: a 32-byte signing root). Returns the 96-byte compressed signature. */
+  sign(key: BlsSecretKey, message: Uint8Array): Uint8Array;
+  /** False for any malformed input (bad point encodings, infinity pubkey, wrong lengths); never throws. */
+  verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
+}
