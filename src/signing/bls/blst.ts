@@ -1,0 +1,52 @@
+/**
+ * Native BLS backend over @chainsafe/blst (supranational/blst). blst's `sign` uses the Ethereum
+ * POP DST. Importing this module loads the native binding: use `loadBlsBackend` (select.ts), which
+ * imports it dynamically, unless a hard failure at import time is what you want.
+ */
+import { PublicKey, SecretKey, Signature, verify } from "@chainsafe/blst";
+import type { BlsBackend, BlsSecretKey } from "./backend";
+import { createKeyHandle, hasVerifyShape, parseSecretScalar } from "./key";
+
+export function createBlstBackend(): BlsBackend {
+  // The native secret keys live only here, reachable from the handles this backend issued.
+  const secrets = new WeakMap<BlsSecretKey, SecretKey>();
+
+  return Object.freeze({
+    name: "blst",
+
+    importSecretKey(secret: Uint8Array): BlsSecretKey {
+      // blst refuses zero and >= r itself today, but with a message-less "Invalid encoding";
+      // check explicitly so the contract does not hang on a native library's behaviour.
+      parseSecretScalar(secret);
+      let sk: SecretKey;
+      try {
+        sk = SecretKey.fromBytes(secret);
+      } catch {
+        throw new Error("BLS secret key was refused by blst");
+      }
+      const key = createKeyHandle("blst", sk.toPublicKey().toBytes(true));
+      secrets.set(key, sk);
+      return key;
+    },
+
+    sign(key: BlsSecretKey, message: Uint8Array): Uint8Array {
+      const sk = secrets.get(key);
+      if (sk === undefined) throw new Error("BLS key was not imported by the blst backend");
+      if (!(message instanceof Uint8Array)) throw new Error("BLS message must be a byte array");
+      return sk.sign(message).toBytes(true);
+    },
+
+    verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+      // Fixed lengths: blst would also take the uncompressed 96/192-byte forms.
+      if (!hasVerifyShape(publicKey, message, signature)) return false;
+      try {
+        // pkValidate: infinity and subgroup check; sigValidate: subgroup and infinity check.
+        const pk = PublicKey.fromBytes(publicKey, true);
+        const sig = Signature.fromBytes(signature, true, true);
+        return verify(message, pk, sig, true, true);
+      } catch {
+        return false;
+      }
+    },
+  });
+}
