@@ -1,0 +1,256 @@
+/**
+ * Mainnet-preset SSZ containers for every message sigil signs (consensus specs, phase0 to Fulu).
+ * Field names are the snake_case keys of the beacon-API / Web3Signer JSON, so the JSON decoder in
+ * `json.ts` can walk a type and its JSON side by side; names never change a hash tree root.
+ */
+import {
+  BitListType,
+  BitVectorType,
+  ByteVectorType,
+  ContainerType,
+  ListBasicType,
+  ListCompositeType,
+  UintBigintType,
+  VectorCompositeType,
+} from "@chainsafe/ssz";
+
+// ---- Preset and domain constants (mainnet preset) ----
+
+export const SLOTS_PER_EPOCH = 32n;
+export const MAX_VALIDATORS_PER_COMMITTEE = 2048;
+export const MAX_COMMITTEES_PER_SLOT = 64;
+export const MAX_PROPOSER_SLASHINGS = 16;
+export const MAX_ATTESTER_SLASHINGS = 2;
+export const MAX_ATTESTATIONS = 128;
+export const MAX_DEPOSITS = 16;
+export const MAX_VOLUNTARY_EXITS = 16;
+export const DEPOSIT_CONTRACT_TREE_DEPTH = 32;
+export const SYNC_COMMITTEE_SIZE = 512;
+export const SYNC_COMMITTEE_SUBNET_COUNT = 4;
+
+/** A 4-byte DomainType from its spec notation, e.g. 0x01000000 → [1, 0, 0, 0]. */
+function domainType(hex: string): Uint8Array {
+  return Uint8Array.from(Buffer.from(hex.slice(2), "hex"));
+}
+
+export const DOMAIN_BEACON_PROPOSER = domainType("0x00000000");
+export const DOMAIN_BEACON_ATTESTER = domainType("0x01000000");
+export const DOMAIN_RANDAO = domainType("0x02000000");
+export const DOMAIN_VOLUNTARY_EXIT = domainType("0x04000000");
+export const DOMAIN_SELECTION_PROOF = domainType("0x05000000");
+export const DOMAIN_AGGREGATE_AND_PROOF = domainType("0x06000000");
+export const DOMAIN_SYNC_COMMITTEE = domainType("0x07000000");
+export const DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF = domainType("0x08000000");
+export const DOMAIN_CONTRIBUTION_AND_PROOF = domainType("0x09000000");
+export const DOMAIN_APPLICATION_BUILDER = domainType("0x00000001");
+
+// ---- Basic types ----
+
+export const Uint64 = new UintBigintType(8);
+export const Slot = Uint64;
+export const Epoch = Uint64;
+export const ValidatorIndex = Uint64;
+export const CommitteeIndex = Uint64;
+export const Gwei = Uint64;
+export const Root = new ByteVectorType(32);
+export const Bytes32 = Root;
+export const Version = new ByteVectorType(4);
+export const Domain = new ByteVectorType(32);
+export const BLSPubkey = new ByteVectorType(48);
+export const BLSSignature = new ByteVectorType(96);
+export const ExecutionAddress = new ByteVectorType(20);
+
+// ---- Domain computation ----
+
+export const Fork = new ContainerType({
+  previous_version: Version,
+  current_version: Version,
+  epoch: Epoch,
+});
+
+export const ForkData = new ContainerType({
+  current_version: Version,
+  genesis_validators_root: Root,
+});
+
+export const SigningData = new ContainerType({
+  object_root: Root,
+  domain: Domain,
+});
+
+// ---- Attestations ----
+
+export const Checkpoint = new ContainerType({
+  epoch: Epoch,
+  root: Root,
+});
+
+export const AttestationData = new ContainerType({
+  slot: Slot,
+  index: CommitteeIndex,
+  beacon_block_root: Root,
+  source: Checkpoint,
+  target: Checkpoint,
+});
+
+export const Attestation = new ContainerType({
+  aggregation_bits: new BitListType(MAX_VALIDATORS_PER_COMMITTEE),
+  data: AttestationData,
+  signature: BLSSignature,
+});
+
+/** EIP-7549: one aggregate spans the committees named by `committee_bits`. */
+export const AttestationElectra = new ContainerType({
+  aggregation_bits: new BitListType(MAX_VALIDATORS_PER_COMMITTEE * MAX_COMMITTEES_PER_SLOT),
+  data: AttestationData,
+  signature: BLSSignature,
+  committee_bits: new BitVectorType(MAX_COMMITTEES_PER_SLOT),
+});
+
+export const AggregateAndProof = new ContainerType({
+  aggregator_index: ValidatorIndex,
+  aggregate: Attestation,
+  selection_proof: BLSSignature,
+});
+
+export const AggregateAndProofElectra = new ContainerType({
+  aggregator_index: ValidatorIndex,
+  aggregate: AttestationElectra,
+  selection_proof: BLSSignature,
+});
+
+// ---- Blocks ----
+
+export const BeaconBlockHeader = new ContainerType({
+  slot: Slot,
+  proposer_index: ValidatorIndex,
+  parent_root: Root,
+  state_root: Root,
+  body_root: Root,
+});
+
+export const SignedBeaconBlockHeader = new ContainerType({
+  message: BeaconBlockHeader,
+  signature: BLSSignature,
+});
+
+export const ProposerSlashing = new ContainerType({
+  signed_header_1: SignedBeaconBlockHeader,
+  signed_header_2: SignedBeaconBlockHeader,
+});
+
+export const IndexedAttestation = new ContainerType({
+  attesting_indices: new ListBasicType(ValidatorIndex, MAX_VALIDATORS_PER_COMMITTEE),
+  data: AttestationData,
+  signature: BLSSignature,
+});
+
+export const AttesterSlashing = new ContainerType({
+  attestation_1: IndexedAttestation,
+  attestation_2: IndexedAttestation,
+});
+
+export const Eth1Data = new ContainerType({
+  deposit_root: Root,
+  deposit_count: Uint64,
+  block_hash: Bytes32,
+});
+
+export const DepositData = new ContainerType({
+  pubkey: BLSPubkey,
+  withdrawal_credentials: Bytes32,
+  amount: Gwei,
+  signature: BLSSignature,
+});
+
+export const Deposit = new ContainerType({
+  proof: new VectorCompositeType(Bytes32, DEPOSIT_CONTRACT_TREE_DEPTH + 1),
+  data: DepositData,
+});
+
+export const VoluntaryExit = new ContainerType({
+  epoch: Epoch,
+  validator_index: ValidatorIndex,
+});
+
+export const SignedVoluntaryExit = new ContainerType({
+  message: VoluntaryExit,
+  signature: BLSSignature,
+});
+
+const phase0BodyFields = {
+  randao_reveal: BLSSignature,
+  eth1_data: Eth1Data,
+  graffiti: Bytes32,
+  proposer_slashings: new ListCompositeType(ProposerSlashing, MAX_PROPOSER_SLASHINGS),
+  attester_slashings: new ListCompositeType(AttesterSlashing, MAX_ATTESTER_SLASHINGS),
+  attestations: new ListCompositeType(Attestation, MAX_ATTESTATIONS),
+  deposits: new ListCompositeType(Deposit, MAX_DEPOSITS),
+  voluntary_exits: new ListCompositeType(SignedVoluntaryExit, MAX_VOLUNTARY_EXITS),
+};
+
+export const BeaconBlockBody = new ContainerType(phase0BodyFields);
+
+export const SyncAggregate = new ContainerType({
+  sync_committee_bits: new BitVectorType(SYNC_COMMITTEE_SIZE),
+  sync_committee_signature: BLSSignature,
+});
+
+export const BeaconBlockBodyAltair = new ContainerType({
+  ...phase0BodyFields,
+  sync_aggregate: SyncAggregate,
+});
+
+export const BeaconBlock = new ContainerType({
+  slot: Slot,
+  proposer_index: ValidatorIndex,
+  parent_root: Root,
+  state_root: Root,
+  body: BeaconBlockBody,
+});
+
+export const BeaconBlockAltair = new ContainerType({
+  slot: Slot,
+  proposer_index: ValidatorIndex,
+  parent_root: Root,
+  state_root: Root,
+  body: BeaconBlockBodyAltair,
+});
+
+// ---- Sync committee (Altair) ----
+
+export const SyncAggregatorSelectionData = new ContainerType({
+  slot: Slot,
+  subcommittee_index: Uint64,
+});
+
+export const SyncCommitteeContribution = new ContainerType({
+  slot: Slot,
+  beacon_block_root: Root,
+  subcommittee_index: Uint64,
+  aggregation_bits: new BitVectorType(SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT),
+  signature: BLSSignature,
+});
+
+export const ContributionAndProof = new ContainerType({
+  aggregator_index: ValidatorIndex,
+  contribution: SyncCommitteeContribution,
+  selection_proof: BLSSignature,
+});
+
+// ---- Builder API ----
+
+export const ValidatorRegistrationV1 = new ContainerType({
+  fee_recipient: ExecutionAddress,
+  gas_limit: Uint64,
+  timestamp: Uint64,
+  pubkey: BLSPubkey,
+});
+
+// ---- Web3Signer envelope ----
+
+/** `fork_info` of a sign request; not a consensus container, decoded with the same machinery. */
+export const ForkInfo = new ContainerType({
+  fork: Fork,
+  genesis_validators_root: Root,
+});

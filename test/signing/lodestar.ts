@@ -1,0 +1,30 @@
+/**
+ * Lodestar as an independent oracle for signing roots (its own @chainsafe/ssz 1.7.0 copy and
+ * its own container definitions). Test-only: src/ never imports Lodestar.
+ */
+import { ssz } from "@lodestar/types";
+
+export const toHex = (bytes: Uint8Array): string => `0x${Buffer.from(bytes).toString("hex")}`;
+export const fromHex = (hex: string): Uint8Array =>
+  new Uint8Array(Buffer.from(hex.replace(/^0x/, ""), "hex"));
+
+/** compute_domain with Lodestar's ForkData container. */
+export function lodestarDomain(
+  domainType: Uint8Array,
+  forkVersion: Uint8Array,
+  genesisValidatorsRoot: Uint8Array,
+): Uint8Array {
+  const forkDataRoot = ssz.phase0.ForkData.hashTreeRoot({
+    currentVersion: forkVersion,
+    genesisValidatorsRoot,
+  });
+  const domain = new Uint8Array(32);
+  domain.set(domainType.subarray(0, 4), 0);
+  domain.set(forkDataRoot.subarray(0, 28), 4);
+  return domain;
+}
+
+/** compute_signing_root with Lodestar's SigningData container. */
+export function lodestarSigningRoot(objectRoot: Uint8Array, domain: Uint8Array): Uint8Array {
+  return ssz.phase0.SigningData.hashTreeRoot({ objectRoot, domain });
+}
