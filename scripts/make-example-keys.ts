@@ -4,8 +4,8 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SecretKey } from "@chainsafe/blst";
 import { create, defaultPbkdfModule, defaultScryptModule } from "@chainsafe/bls-keystore";
+import { SecretKey } from "@chainsafe/blst";
 
 const CURVE_ORDER = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n;
 const dir = join(import.meta.dir, "../examples/keys");
@@ -28,7 +28,10 @@ for (const index of [0, 1, 2, 3]) {
   const pubkey = SecretKey.fromBytes(secret).toPublicKey().toBytes();
   const name = `interop-${index}`;
   if (index < 2) {
-    writeFileSync(join(dir, `${name}.yaml`), `${WARNING}type: file-raw\nkeyType: BLS\nprivateKey: "${hex(secret)}"\n`);
+    writeFileSync(
+      join(dir, `${name}.yaml`),
+      `${WARNING}type: file-raw\nkeyType: BLS\nprivateKey: "${hex(secret)}"\n`,
+    );
   } else {
     const password = `insecure-example-password-${index}`;
     const kdf = index === 2 ? defaultPbkdfModule() : defaultScryptModule();

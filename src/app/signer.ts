@@ -1,12 +1,20 @@
+import { approveEverything } from "../antislashing/guard";
 import type { Config } from "../config/schema";
 import { createHttpApp } from "../http/app";
 import { corsPolicy } from "../http/cors";
 import { healthRoutes } from "../http/routes/health";
+import { signingRoutes } from "../http/routes/signing";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
+import { KeyStore } from "../keys/key-store";
 import { HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
+import { loadBlsBackend } from "../signing/bls/select";
+import { CanaryMonitor, MemoryCounter } from "../signing/canary";
 import { JobLimiter } from "../signing/limiter";
+import { resolveNetwork } from "../signing/network";
+import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
+import { keysHealth, loadConfiguredKeys } from "./keys";
 
 export interface RunningSigner {
   readonly http: RunningHttpServer;
@@ -17,6 +25,19 @@ export interface RunningSigner {
 /** The composition root: the one place that knows which concrete parts make up a signer. */
 export async function startSigner(config: Config, logger: Logger): Promise<RunningSigner> {
   const log = logger.child("app");
+  if (config.antislashing.backend === "noop") {
+    log.warn(
+      "antislashing.backend is noop: NOTHING protects these keys from double votes or surround votes; testing only",
+    );
+  }
+  const { backend: bls, note } = await loadBlsBackend(config.bls.backend);
+  if (note) log.warn(note);
+  log.info("BLS backend", { backend: bls.name });
+  const keys = new KeyStore();
+  const keySummary = await loadConfiguredKeys(config, keys, bls, logger);
+  if (keys.count() === 0)
+    log.warn("no keys loaded: every sign request will get 404 unknown_pubkey");
+  const network = resolveNetwork(config.network, config.network_config);
   const limiter = new JobLimiter({
     maxConcurrent: config.max_concurrent_signing_jobs,
     maxQueued: config.signing_queue_buffer_size,
@@ -37,8 +58,20 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
     };
   });
 
+  health.register("keys", () => keysHealth(keySummary, keys));
+
+  const signing = new SigningService({
+    keys,
+    bls,
+    limiter,
+    // The EIP-3076 engine replaces this with the configured backend.
+    guard: approveEverything,
+    network,
+    canaries: new CanaryMonitor(config.canary_keys, new MemoryCounter(), logger.child("canary")),
+    logger: logger.child("signing"),
+  });
   const app = createHttpApp({
-    routes: [healthRoutes(health)],
+    routes: [healthRoutes(health), signingRoutes(signing)],
     maxBodyBytes: config.server.max_request_body_bytes,
     logger: logger.child("http"),
   });
@@ -50,7 +83,12 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
     logger: logger.child("http"),
     handle: (request) => app.handle(request),
   });
-  log.info("sigil listening", { version: VERSION, url: http.url, network: config.network });
+  log.info("sigil listening", {
+    version: VERSION,
+    url: http.url,
+    network: network.name,
+    keys: keys.count(),
+  });
 
   return {
     http,

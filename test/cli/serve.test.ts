@@ -8,7 +8,7 @@ afterAll(() => dir.remove());
 function config(extra = ""): string {
   return dir.file(
     `serve-${crypto.randomUUID()}.yaml`,
-    `server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  path: ${dir.path}/slashing.sqlite\n${extra}`,
+    `server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  backend: noop\n  path: ${dir.path}/slashing.sqlite\n${extra}`,
   );
 }
 
@@ -105,6 +105,33 @@ describe("sigil serve", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("network: must be one of mainnet, hoodi, sepolia");
     expect(result.stderr).not.toContain("listening");
+  });
+
+  test("`npm start`'s configuration signs the README's example with blst", async () => {
+    const sigil = await startSigil([
+      "serve",
+      "-c",
+      "examples/dev.yaml",
+      "--server-listen-port",
+      "0",
+    ]);
+    try {
+      const keys = (await (await fetch(`${sigil.url}/api/v1/eth2/publicKeys`)).json()) as string[];
+      expect(keys).toHaveLength(4);
+      const response = await fetch(`${sigil.url}/api/v1/eth2/sign/${keys.sort()[0]}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: await Bun.file("examples/sign-attestation.json").text(),
+      });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { signature: string }).signature).toMatch(
+        /^0x[0-9a-f]{192}$/,
+      );
+    } finally {
+      expect(await sigil.stop()).toBe(0);
+    }
+    expect(sigil.stderrText()).toMatch(/BLS backend backend=blst/);
+    expect(sigil.stderrText()).toMatch(/noop: NOTHING protects/);
   });
 
   test("examples/dev.yaml (what `npm start` uses) is a valid configuration", () => {

@@ -1,0 +1,42 @@
+import type { Config } from "../config/schema";
+import { loadFilesystemKeys } from "../keys/filesystem";
+import type { KeyStore } from "../keys/key-store";
+import type { CheckResult } from "../observability/health";
+import type { Logger } from "../observability/log";
+import type { BlsBackend } from "../signing/bls/backend";
+
+export interface KeyLoadSummary {
+  loaded: number;
+  failed: number;
+}
+
+/** Loads every configured key source into the store; failures are logged by the source and counted. */
+export async function loadConfiguredKeys(
+  config: Config,
+  store: KeyStore,
+  bls: BlsBackend,
+  logger: Logger,
+): Promise<KeyLoadSummary> {
+  const { paths, keystore_load_concurrency, raw_load_concurrency } = config.key_sources.filesystem;
+  if (paths.length === 0) return { loaded: 0, failed: 0 };
+  const result = await loadFilesystemKeys({
+    paths,
+    keystoreConcurrency: keystore_load_concurrency,
+    rawConcurrency: raw_load_concurrency,
+    bls,
+    logger: logger.child("keys"),
+  });
+  let duplicates = 0;
+  for (const { pubkey, key } of result.keys) {
+    if (!store.add({ pubkey, key, source: "filesystem", readonly: true })) duplicates++;
+  }
+  return { loaded: result.keys.length - duplicates, failed: result.failures.length + duplicates };
+}
+
+/** Web3Signer's convention: the key check is DOWN when any configured key failed to load. */
+export function keysHealth(summary: KeyLoadSummary, store: KeyStore): CheckResult {
+  return {
+    status: summary.failed > 0 ? "DOWN" : "UP",
+    data: { filesystem_loaded: store.count("filesystem"), filesystem_failed: summary.failed },
+  };
+}

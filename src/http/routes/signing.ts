@@ -1,0 +1,33 @@
+import { Elysia } from "elysia";
+import type { SigningService } from "../../signing/service";
+import { requestMeta } from "../request-meta";
+
+/** Web3Signer's rule: JSON for `application/json` (or a wildcard that admits it), else bare hex. */
+export function wantsJsonSignature(accept: string | null): boolean {
+  if (!accept) return false;
+  return accept
+    .split(",")
+    .map((range) => range.split(";")[0]?.trim().toLowerCase())
+    .some((type) => type === "application/json" || type === "*/*" || type === "application/*");
+}
+
+function signatureResponse(signature: Uint8Array, accept: string | null): Response {
+  const hex = `0x${Buffer.from(signature).toString("hex")}`;
+  return wantsJsonSignature(accept)
+    ? Response.json({ signature: hex })
+    : new Response(hex, { headers: { "content-type": "text/plain; charset=utf-8" } });
+}
+
+/** POST /api/v1/eth2/sign/{pubkey} and GET /api/v1/eth2/publicKeys. */
+export function signingRoutes(service: SigningService) {
+  return new Elysia()
+    .post("/api/v1/eth2/sign/:identifier", async ({ params, body, request }) => {
+      const meta = requestMeta(request);
+      const signature = await service.sign(params.identifier, body, {
+        requestId: meta.id,
+        deadline: meta.deadline,
+      });
+      return signatureResponse(signature, request.headers.get("accept"));
+    })
+    .get("/api/v1/eth2/publicKeys", () => Response.json(service.publicKeys()));
+}

@@ -1,0 +1,86 @@
+import type { SlashingGuard } from "../antislashing/guard";
+import { SigilError } from "../errors";
+import type { KeyStore } from "../keys/key-store";
+import { isPubkeyHex } from "../keys/pubkey";
+import type { Logger } from "../observability/log";
+import type { BlsBackend } from "./bls/backend";
+import type { CanaryMonitor } from "./canary";
+import type { JobLimiter } from "./limiter";
+import type { NetworkConstants } from "./network";
+import { parseSigningRequest } from "./parse";
+
+export interface SigningServiceDeps {
+  keys: KeyStore;
+  bls: BlsBackend;
+  limiter: JobLimiter;
+  guard: SlashingGuard;
+  network: NetworkConstants;
+  canaries: CanaryMonitor;
+  logger: Logger;
+}
+
+export interface SignContext {
+  requestId: string;
+  deadline: AbortSignal;
+}
+
+/**
+ * Validate, find the key, then — inside the job limiter — pass the slashing guard and sign.
+ * The guard runs immediately before the signature so that nothing is signed unrecorded.
+ */
+export class SigningService {
+  constructor(private readonly deps: SigningServiceDeps) {}
+
+  async sign(identifier: string, body: unknown, context: SignContext): Promise<Uint8Array> {
+    const pubkey = pubkeyFromIdentifier(identifier);
+    const request = parseSigningRequest(body, this.deps.network);
+    if (!this.deps.keys.get(pubkey)) throw unknownKey(pubkey);
+    const log = this.deps.logger;
+    return this.deps.limiter.run(async () => {
+      if (context.deadline.aborted) {
+        throw new SigilError("request_timeout", "request timed out before signing started");
+      }
+      await this.deps.guard.approve(pubkey, request);
+      // The key may have been removed while the job waited in the queue.
+      const entry = this.deps.keys.get(pubkey);
+      if (!entry) throw unknownKey(pubkey);
+      const signature = this.deps.bls.sign(entry.key, request.signingRoot);
+      this.deps.canaries.observe(pubkey, request.operation, context.requestId);
+      if (log.enabled("debug")) {
+        log.debug("signed", {
+          request_id: context.requestId,
+          pubkey: shortKey(pubkey),
+          operation: request.operation,
+        });
+      }
+      return signature;
+    }, context.deadline);
+  }
+
+  /** Lower-case 0x pubkeys, as Web3Signer lists them. */
+  publicKeys(): string[] {
+    return this.deps.keys.pubkeys();
+  }
+}
+
+/** The path identifier: 0x optional, any case. */
+export function pubkeyFromIdentifier(identifier: string): string {
+  const withPrefix =
+    identifier.startsWith("0x") || identifier.startsWith("0X") ? identifier : `0x${identifier}`;
+  const pubkey = `0x${withPrefix.slice(2).toLowerCase()}`;
+  if (!isPubkeyHex(pubkey)) {
+    throw new SigilError(
+      "invalid_request",
+      "public key in the path must be 48 bytes of hex (0x + 96 hex characters)",
+    );
+  }
+  return pubkey;
+}
+
+function unknownKey(pubkey: string): SigilError {
+  return new SigilError("unknown_pubkey", `no key loaded for public key ${pubkey}`);
+}
+
+export function shortKey(pubkey: string): string {
+  return `${pubkey.slice(0, 10)}…${pubkey.slice(-4)}`;
+}
