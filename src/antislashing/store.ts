@@ -1,0 +1,100 @@
+/**
+ * Slashing protection storage (EIP-3076). Every backend implements this one interface, and one
+ * conformance suite (test/antislashing/) runs against all of them.
+ *
+ * The only way to record a signature is check-and-insert, atomic per validator: either the
+ * message is refused and nothing changes, or it is recorded before the caller may sign it.
+ * Re-signing identical data (same slot or target epoch AND the same signing root) is allowed
+ * and reports "same_data"; an imported record without a signing root never matches.
+ */
+
+/** 0x + 96 lower-case hex. */
+export type PubkeyHex = string;
+
+export interface BlockProposal {
+  readonly pubkey: PubkeyHex;
+  readonly slot: bigint;
+  readonly signingRoot: Uint8Array;
+}
+
+export interface AttestationVote {
+  readonly pubkey: PubkeyHex;
+  readonly sourceEpoch: bigint;
+  readonly targetEpoch: bigint;
+  readonly signingRoot: Uint8Array;
+}
+
+export type RefusalReason =
+  | "double_block_proposal"
+  | "block_slot_below_low_watermark"
+  | "double_vote"
+  | "surrounding_vote"
+  | "surrounded_vote"
+  | "source_after_target"
+  | "attestation_source_below_low_watermark"
+  | "attestation_target_below_low_watermark"
+  | "genesis_validators_root_mismatch";
+
+export type Decision =
+  | { readonly outcome: "new" }
+  | { readonly outcome: "same_data" }
+  | { readonly outcome: "refused"; readonly reason: RefusalReason; readonly detail: string };
+
+/** EIP-3076 "complete" keeps full history; "minimal" keeps watermarks only; "none" is noop. */
+export type ProtectionStrategy = "complete" | "minimal" | "none";
+
+export interface InterchangeMetadata {
+  readonly interchange_format_version: "5";
+  readonly genesis_validators_root: string;
+}
+
+export interface InterchangeBlock {
+  readonly slot: bigint;
+  readonly signingRoot?: Uint8Array;
+}
+
+export interface InterchangeAttestation {
+  readonly sourceEpoch: bigint;
+  readonly targetEpoch: bigint;
+  readonly signingRoot?: Uint8Array;
+}
+
+export interface InterchangeValidator {
+  readonly pubkey: PubkeyHex;
+  readonly blocks: readonly InterchangeBlock[];
+  readonly attestations: readonly InterchangeAttestation[];
+}
+
+/** A parsed interchange, read validator by validator so that large files are never held whole. */
+export interface InterchangeSource {
+  readonly metadata: InterchangeMetadata;
+  validators(): AsyncIterable<InterchangeValidator>;
+}
+
+export interface ImportReport {
+  readonly validators: number;
+  readonly blocks: number;
+  readonly attestations: number;
+}
+
+export interface SlashingStore {
+  readonly backend: "sqlite" | "postgres" | "dynamodb" | "noop";
+  readonly strategy: ProtectionStrategy;
+  checkAndInsertBlock(genesisValidatorsRoot: Uint8Array, proposal: BlockProposal): Promise<Decision>;
+  checkAndInsertAttestation(genesisValidatorsRoot: Uint8Array, vote: AttestationVote): Promise<Decision>;
+  /**
+   * Imports an interchange. A genesis validators root other than the stored one refuses the
+   * whole import before anything is written (throws SlashingImportError). Complete backends
+   * keep every record; minimal ones raise their watermarks to the imported maxima.
+   */
+  importInterchange(source: InterchangeSource): Promise<ImportReport>;
+  /** Records of the given validators (all when omitted), in the interchange's shape. */
+  exportInterchange(pubkeys?: readonly PubkeyHex[]): Promise<InterchangeSource>;
+  /** Throws when the database cannot be reached (health check). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class SlashingImportError extends Error {
+  override readonly name = "SlashingImportError";
+}
