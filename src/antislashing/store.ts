@@ -90,6 +90,12 @@ export interface SlashingStore {
   importInterchange(source: InterchangeSource): Promise<ImportReport>;
   /** Records of the given validators (all when omitted), in the interchange's shape. */
   exportInterchange(pubkeys?: readonly PubkeyHex[]): Promise<InterchangeSource>;
+  /**
+   * Complete backends only: per validator, drops blocks and attestations older than the newest
+   * `epochs` epochs (blocks: `epochs * 32` slots). Sound because the low-watermark rules use the
+   * oldest record kept, so pruning can only make the store refuse more, never less.
+   */
+  prune?(epochs: bigint): Promise<{ blocks: number; attestations: number }>;
   /** Throws when the database cannot be reached (health check). */
   ping(): Promise<void>;
   close(): Promise<void>;
