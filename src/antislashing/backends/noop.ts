@@ -1,0 +1,87 @@
+/**
+ * No slashing protection at all (`antislashing.backend: noop`): every message is "new", nothing
+ * is recorded. For tests and throwaway networks only; the application warns loudly at start-up.
+ *
+ * - importInterchange drains (and so validates) the source, stores nothing, and reports zeros.
+ * - exportInterchange yields no validators, under the first genesis validators root this process
+ *   has seen (in memory only); with none seen yet it throws, like the real backends on an empty
+ *   database, rather than invent a root.
+ */
+import { assertAttestationVote, assertBlockProposal, assertPubkey, bytesToHex } from "../encoding";
+import { interchangeSource } from "../interchange";
+import { NEW } from "../rules";
+import type {
+  AttestationVote,
+  BlockProposal,
+  Decision,
+  ImportReport,
+  InterchangeSource,
+  PubkeyHex,
+  SlashingStore,
+} from "../store";
+
+class NoopSlashingStore implements SlashingStore {
+  readonly backend = "noop" as const;
+  readonly strategy = "none" as const;
+  private gvr: string | undefined;
+  private closed = false;
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error("noop slashing protection store is closed");
+  }
+
+  async checkAndInsertBlock(
+    genesisValidatorsRoot: Uint8Array,
+    proposal: BlockProposal,
+  ): Promise<Decision> {
+    this.assertOpen();
+    assertBlockProposal(genesisValidatorsRoot, proposal);
+    this.gvr ??= bytesToHex(genesisValidatorsRoot);
+    return NEW;
+  }
+
+  async checkAndInsertAttestation(
+    genesisValidatorsRoot: Uint8Array,
+    vote: AttestationVote,
+  ): Promise<Decision> {
+    this.assertOpen();
+    assertAttestationVote(genesisValidatorsRoot, vote);
+    this.gvr ??= bytesToHex(genesisValidatorsRoot);
+    return NEW;
+  }
+
+  async importInterchange(source: InterchangeSource): Promise<ImportReport> {
+    this.assertOpen();
+    for await (const _ of source.validators()) {
+      // drained for validation only
+    }
+    this.gvr ??= source.metadata.genesis_validators_root.toLowerCase();
+    return { validators: 0, blocks: 0, attestations: 0 };
+  }
+
+  async exportInterchange(pubkeys?: readonly PubkeyHex[]): Promise<InterchangeSource> {
+    this.assertOpen();
+    for (const pubkey of pubkeys ?? []) assertPubkey(pubkey);
+    if (this.gvr === undefined) {
+      throw new Error(
+        "the noop slashing protection store has seen no genesis validators root: nothing to export",
+      );
+    }
+    return interchangeSource(
+      { interchange_format_version: "5", genesis_validators_root: this.gvr },
+      [],
+    );
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+export function createNoopStore(): SlashingStore {
+  return new NoopSlashingStore();
+}

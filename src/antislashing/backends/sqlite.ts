@@ -1,0 +1,717 @@
+/**
+ * SQLite slashing protection (bun:sqlite): the EIP-3076 COMPLETE strategy, one process per file.
+ *
+ * Durability. journal_mode = WAL and synchronous = FULL. In WAL mode `NORMAL` only syncs the WAL at
+ * checkpoints: a commit survives a process crash but not a power loss or kernel panic, so after a
+ * reboot the database could have "forgotten" a message whose signature was already returned — and
+ * sign a conflicting one. `FULL` fsyncs the WAL on every commit, before checkAndInsert resolves and
+ * hence before the signature leaves the process. Cost: one fsync per check (well under 1 ms on an
+ * SSD with a write cache, a few ms on spinning disks).
+ *
+ * Atomicity. Every check is ONE `BEGIN IMMEDIATE` transaction: genesis validators root check/store,
+ * the rule query (rules.ts), and the insert. IMMEDIATE takes the write lock up front, so two
+ * processes on one file serialise instead of both reading "no conflict". busy_timeout makes a
+ * blocked check wait (bun:sqlite is synchronous: the event loop waits too — transactions are
+ * microseconds, so this only matters when another process holds the lock) and then fail (the
+ * signer refuses to sign). Within a process, calls run one after the other: each transaction runs
+ * synchronously, without an await inside.
+ *
+ * uint64. SQLite integers are signed 64-bit. Slots and epochs are stored as `value - 2^63`, which
+ * maps [0, 2^64) onto [-2^63, 2^63) preserving order, so comparisons, MIN() and the indexes work on
+ * the full uint64 range (interchanges use values up to 2^64 - 1 as "lock" watermarks). The
+ * `readable_*` views decode them for humans (exact below 2^63; REAL above).
+ *
+ * Import. The interchange is first streamed into TEMP staging tables in short transactions (the
+ * main database is not locked meanwhile, and signing continues); a validation error or a broken
+ * stream drops the staging tables and nothing is written. Then ONE immediate transaction re-checks
+ * the genesis validators root, stores it if the database has none, and copies everything: all or
+ * nothing. Exact duplicates (same slot or epochs and the same root, a missing root equal to a
+ * missing root) are skipped, so re-importing a file changes nothing.
+ *   Slashable data: imported records are kept as they are, even when slashable with respect to
+ * each other or to the database (two roots for one slot, surround votes, no root). The complete
+ * rules then refuse every new message that conflicts with any of them, and conditions 2, 4, 5 use
+ * the minimum over everything kept. This is the "import successfully" option of the interchange
+ * tests; with it all 38 files pass under `should_succeed_complete`, including the 21 steps flagged
+ * `contains_slashable_data`. Nothing is minified: the export gives back every record.
+ *
+ * Pruning: see `prune` below.
+ */
+
+import { Database } from "bun:sqlite";
+import { chmodSync, existsSync } from "node:fs";
+import {
+  assertAttestationVote,
+  assertBlockProposal,
+  assertPubkey,
+  bytesEqual,
+  bytesToHex,
+  hexToBytes,
+  isUint64,
+  PUBKEY_HEX,
+} from "../encoding";
+import { interchangeSource } from "../interchange";
+import {
+  type AttestationHistory,
+  type BlockHistory,
+  decideAttestation,
+  decideBlock,
+  genesisMismatch,
+  type StoredAttestation,
+} from "../rules";
+import {
+  type AttestationVote,
+  type BlockProposal,
+  type Decision,
+  type ImportReport,
+  type InterchangeAttestation,
+  type InterchangeBlock,
+  type InterchangeSource,
+  type InterchangeValidator,
+  type PubkeyHex,
+  SlashingImportError,
+  type SlashingStore,
+} from "../store";
+
+export interface SqliteStoreOptions {
+  /** How long a check waits for another process's write lock before failing. Default 5000 ms. */
+  readonly busyTimeoutMs?: number;
+}
+
+/** The database was written by a newer sigil (or is not a sigil database). */
+export class SqliteSchemaError extends Error {
+  override readonly name = "SqliteSchemaError";
+}
+
+// ─── schema ────────────────────────────────────────────────────────────────────────────────────
+
+interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: readonly string[];
+}
+
+/** Append-only: never edit a released migration, add a new one. */
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "metadata, validators, signed blocks and attestations",
+    sql: [
+      `CREATE TABLE metadata (
+         key   TEXT PRIMARY KEY NOT NULL,
+         value BLOB NOT NULL
+       ) STRICT, WITHOUT ROWID`,
+      `CREATE TABLE validators (
+         id     INTEGER PRIMARY KEY,
+         pubkey TEXT NOT NULL UNIQUE CHECK (length(pubkey) = 98 AND pubkey GLOB '0x*')
+       ) STRICT`,
+      // slot/epochs: uint64 - 2^63 (see the module comment). signing_root NULL: imported without one.
+      `CREATE TABLE signed_blocks (
+         validator_id INTEGER NOT NULL REFERENCES validators (id),
+         slot         INTEGER NOT NULL,
+         signing_root BLOB CHECK (signing_root IS NULL OR length(signing_root) = 32)
+       ) STRICT`,
+      "CREATE INDEX signed_blocks_by_slot ON signed_blocks (validator_id, slot)",
+      `CREATE TABLE signed_attestations (
+         validator_id INTEGER NOT NULL REFERENCES validators (id),
+         source_epoch INTEGER NOT NULL,
+         target_epoch INTEGER NOT NULL,
+         signing_root BLOB CHECK (signing_root IS NULL OR length(signing_root) = 32)
+       ) STRICT`,
+      "CREATE INDEX signed_attestations_by_target ON signed_attestations (validator_id, target_epoch, source_epoch)",
+      "CREATE INDEX signed_attestations_by_source ON signed_attestations (validator_id, source_epoch, target_epoch)",
+      `CREATE VIEW readable_signed_blocks AS
+         SELECT v.pubkey, b.slot + 9223372036854775807 + 1 AS slot,
+                '0x' || lower(hex(b.signing_root)) AS signing_root
+         FROM signed_blocks b JOIN validators v ON v.id = b.validator_id`,
+      `CREATE VIEW readable_signed_attestations AS
+         SELECT v.pubkey, a.source_epoch + 9223372036854775807 + 1 AS source_epoch,
+                a.target_epoch + 9223372036854775807 + 1 AS target_epoch,
+                '0x' || lower(hex(a.signing_root)) AS signing_root
+         FROM signed_attestations a JOIN validators v ON v.id = a.validator_id`,
+    ],
+  },
+];
+
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+const GVR_KEY = "genesis_validators_root";
+const OFFSET = 1n << 63n;
+const enc = (value: bigint): bigint => value - OFFSET;
+const dec = (value: bigint): bigint => value + OFFSET;
+/** Staged import rows are flushed to the TEMP tables in transactions of this many rows. */
+const STAGE_BATCH = 5000;
+
+function migrate(db: Database): void {
+  db.transaction(() => {
+    db.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    const row = db.query("SELECT MAX(version) AS version FROM schema_version").get() as {
+      version: bigint | null;
+    } | null;
+    const current = Number(row?.version ?? 0n);
+    if (current > SQLITE_SCHEMA_VERSION) {
+      throw new SqliteSchemaError(
+        `slashing protection database has schema version ${current}, newer than this sigil knows (${SQLITE_SCHEMA_VERSION}); refusing to open it (upgrade sigil)`,
+      );
+    }
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      for (const statement of migration.sql) db.run(statement);
+      db.run("DELETE FROM schema_version");
+      db.query("INSERT INTO schema_version (version) VALUES ($version)").run({
+        version: migration.version,
+      });
+    }
+  }).immediate();
+}
+
+// ─── store ─────────────────────────────────────────────────────────────────────────────────────
+
+type Row = Record<string, unknown>;
+
+function asBigint(value: unknown): bigint | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "bigint") return value;
+  if (typeof value === "number") return BigInt(value);
+  throw new Error(`sqlite: expected an integer, got ${typeof value}`);
+}
+
+function asRoot(value: unknown): Uint8Array | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Uint8Array) return new Uint8Array(value);
+  throw new Error(`sqlite: expected a blob, got ${typeof value}`);
+}
+
+let stagingCounter = 0;
+
+class SqliteSlashingStore implements SlashingStore {
+  readonly backend = "sqlite" as const;
+  readonly strategy = "complete" as const;
+  /** Once read or written it never changes (nothing in sigil can change it). */
+  private gvr: Uint8Array | null = null;
+  private closed = false;
+
+  constructor(private readonly db: Database) {}
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error("sqlite slashing protection store is closed");
+  }
+
+  /**
+   * Inside a transaction: the stored root, storing `requested` if there is none yet. Only a root
+   * read back from the database is cached: one this transaction writes may still be rolled back.
+   */
+  private checkOrStoreGvr(requested: Uint8Array): Uint8Array {
+    const stored = this.readGvr();
+    if (stored !== null) return stored;
+    this.db
+      .query("INSERT INTO metadata (key, value) VALUES ($key, $value)")
+      .run({ key: GVR_KEY, value: requested });
+    return requested;
+  }
+
+  private readGvr(): Uint8Array | null {
+    if (this.gvr !== null) return this.gvr;
+    const row = this.db
+      .query("SELECT value FROM metadata WHERE key = $key")
+      .get({ key: GVR_KEY }) as Row | null;
+    const stored = asRoot(row?.value ?? null);
+    if (stored !== null) this.gvr = stored;
+    return stored;
+  }
+
+  private validatorId(pubkey: string): bigint | null {
+    const row = this.db
+      .query("SELECT id FROM validators WHERE pubkey = $pubkey")
+      .get({ pubkey }) as Row | null;
+    return asBigint(row?.id ?? null);
+  }
+
+  private ensureValidator(pubkey: string): bigint {
+    const existing = this.validatorId(pubkey);
+    if (existing !== null) return existing;
+    const result = this.db
+      .query("INSERT INTO validators (pubkey) VALUES ($pubkey)")
+      .run({ pubkey });
+    return BigInt(result.lastInsertRowid);
+  }
+
+  private blockHistory(validatorId: bigint, slot: bigint, root: Uint8Array): BlockHistory {
+    const row = this.db
+      .query(
+        `SELECT
+           EXISTS (SELECT 1 FROM signed_blocks WHERE validator_id = $v AND slot = $slot) AS same_exists,
+           (SELECT signing_root FROM signed_blocks WHERE validator_id = $v AND slot = $slot
+              ORDER BY signing_root IS $root LIMIT 1) AS same_root,
+           (SELECT slot FROM signed_blocks WHERE validator_id = $v ORDER BY slot LIMIT 1) AS min_slot`,
+      )
+      .get({ v: validatorId, slot: enc(slot), root }) as Row;
+    const minSlot = asBigint(row.min_slot);
+    return {
+      sameSlot:
+        asBigint(row.same_exists) === 1n ? { slot, signingRoot: asRoot(row.same_root) } : null,
+      minSlot: minSlot === null ? null : dec(minSlot),
+    };
+  }
+
+  private attestationHistory(validatorId: bigint, vote: AttestationVote): AttestationHistory {
+    const rows = this.db
+      .query(
+        `SELECT 1 AS kind, source_epoch, target_epoch, signing_root FROM (
+           SELECT source_epoch, target_epoch, signing_root
+           FROM signed_attestations INDEXED BY signed_attestations_by_target
+           WHERE validator_id = $v AND target_epoch = $t
+           ORDER BY (source_epoch = $s AND signing_root IS $root) LIMIT 1)
+         UNION ALL
+         SELECT 2, source_epoch, target_epoch, signing_root FROM (
+           SELECT source_epoch, target_epoch, signing_root
+           FROM signed_attestations INDEXED BY signed_attestations_by_source
+           WHERE validator_id = $v AND source_epoch > $s AND target_epoch < $t LIMIT 1)
+         UNION ALL
+         SELECT 3, source_epoch, target_epoch, signing_root FROM (
+           SELECT source_epoch, target_epoch, signing_root
+           FROM signed_attestations INDEXED BY signed_attestations_by_target
+           WHERE validator_id = $v AND target_epoch > $t AND source_epoch < $s LIMIT 1)
+         UNION ALL
+         SELECT 4,
+           (SELECT source_epoch FROM signed_attestations INDEXED BY signed_attestations_by_source
+              WHERE validator_id = $v ORDER BY source_epoch LIMIT 1),
+           (SELECT target_epoch FROM signed_attestations INDEXED BY signed_attestations_by_target
+              WHERE validator_id = $v ORDER BY target_epoch LIMIT 1),
+           NULL`,
+      )
+      .all({
+        v: validatorId,
+        s: enc(vote.sourceEpoch),
+        t: enc(vote.targetEpoch),
+        root: vote.signingRoot,
+      }) as Row[];
+    let sameTarget: StoredAttestation | null = null;
+    let surroundedByNew: StoredAttestation | null = null;
+    let surroundingNew: StoredAttestation | null = null;
+    let minSource: bigint | null = null;
+    let minTarget: bigint | null = null;
+    for (const row of rows) {
+      const kind = asBigint(row.kind);
+      const source = asBigint(row.source_epoch);
+      const target = asBigint(row.target_epoch);
+      if (kind === 4n) {
+        minSource = source === null ? null : dec(source);
+        minTarget = target === null ? null : dec(target);
+        continue;
+      }
+      if (source === null || target === null) continue;
+      const record = {
+        sourceEpoch: dec(source),
+        targetEpoch: dec(target),
+        signingRoot: asRoot(row.signing_root),
+      };
+      if (kind === 1n) sameTarget = record;
+      else if (kind === 2n) surroundedByNew = record;
+      else if (kind === 3n) surroundingNew = record;
+    }
+    return { sameTarget, surroundedByNew, surroundingNew, minSource, minTarget };
+  }
+
+  async checkAndInsertBlock(
+    genesisValidatorsRoot: Uint8Array,
+    proposal: BlockProposal,
+  ): Promise<Decision> {
+    this.assertOpen();
+    assertBlockProposal(genesisValidatorsRoot, proposal);
+    return this.db
+      .transaction((): Decision => {
+        const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
+        if (!bytesEqual(stored, genesisValidatorsRoot))
+          return genesisMismatch(genesisValidatorsRoot, stored);
+        const id = this.validatorId(proposal.pubkey);
+        const history: BlockHistory =
+          id === null
+            ? { sameSlot: null, minSlot: null }
+            : this.blockHistory(id, proposal.slot, proposal.signingRoot);
+        const decision = decideBlock(history, proposal);
+        if (decision.outcome === "new") {
+          this.db
+            .query(
+              "INSERT INTO signed_blocks (validator_id, slot, signing_root) VALUES ($v, $slot, $root)",
+            )
+            .run({
+              v: id ?? this.ensureValidator(proposal.pubkey),
+              slot: enc(proposal.slot),
+              root: proposal.signingRoot,
+            });
+        }
+        return decision;
+      })
+      .immediate();
+  }
+
+  async checkAndInsertAttestation(
+    genesisValidatorsRoot: Uint8Array,
+    vote: AttestationVote,
+  ): Promise<Decision> {
+    this.assertOpen();
+    assertAttestationVote(genesisValidatorsRoot, vote);
+    return this.db
+      .transaction((): Decision => {
+        const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
+        if (!bytesEqual(stored, genesisValidatorsRoot))
+          return genesisMismatch(genesisValidatorsRoot, stored);
+        const id = this.validatorId(vote.pubkey);
+        const history: AttestationHistory =
+          id === null
+            ? {
+                sameTarget: null,
+                surroundedByNew: null,
+                surroundingNew: null,
+                minSource: null,
+                minTarget: null,
+              }
+            : this.attestationHistory(id, vote);
+        const decision = decideAttestation(history, vote);
+        if (decision.outcome === "new") {
+          this.db
+            .query(
+              `INSERT INTO signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
+               VALUES ($v, $s, $t, $root)`,
+            )
+            .run({
+              v: id ?? this.ensureValidator(vote.pubkey),
+              s: enc(vote.sourceEpoch),
+              t: enc(vote.targetEpoch),
+              root: vote.signingRoot,
+            });
+        }
+        return decision;
+      })
+      .immediate();
+  }
+
+  async importInterchange(source: InterchangeSource): Promise<ImportReport> {
+    this.assertOpen();
+    const gvrHex = source.metadata.genesis_validators_root;
+    if (source.metadata.interchange_format_version !== "5") {
+      throw new SlashingImportError(
+        `unsupported interchange_format_version ${source.metadata.interchange_format_version}`,
+      );
+    }
+    if (!/^0x[0-9a-fA-F]{64}$/.test(gvrHex)) {
+      throw new SlashingImportError(
+        `genesis_validators_root ${JSON.stringify(gvrHex)} is not 0x + 32 bytes`,
+      );
+    }
+    const gvr = hexToBytes(gvrHex);
+    const mismatch = (stored: Uint8Array) =>
+      new SlashingImportError(
+        `interchange genesis_validators_root ${bytesToHex(gvr)} does not match the database's ${bytesToHex(stored)}; nothing imported`,
+      );
+    const known = this.readGvr();
+    if (known !== null && !bytesEqual(known, gvr)) throw mismatch(known);
+
+    const stage = `sigil_import_${process.pid}_${++stagingCounter}`;
+    const db = this.db;
+    db.run(`CREATE TEMP TABLE ${stage}_v (idx INTEGER PRIMARY KEY, pubkey TEXT NOT NULL)`);
+    db.run(
+      `CREATE TEMP TABLE ${stage}_b (idx INTEGER NOT NULL, slot INTEGER NOT NULL, signing_root BLOB)`,
+    );
+    db.run(
+      `CREATE TEMP TABLE ${stage}_a (idx INTEGER NOT NULL, source_epoch INTEGER NOT NULL, target_epoch INTEGER NOT NULL, signing_root BLOB)`,
+    );
+    const report = { validators: 0, blocks: 0, attestations: 0 };
+    try {
+      let pendingValidators: [number, string][] = [];
+      let pendingBlocks: [number, InterchangeBlock][] = [];
+      let pendingAttestations: [number, InterchangeAttestation][] = [];
+      const flush = () => {
+        if (this.closed)
+          throw new Error("sqlite slashing protection store closed during an import");
+        const v = pendingValidators;
+        const b = pendingBlocks;
+        const a = pendingAttestations;
+        pendingValidators = [];
+        pendingBlocks = [];
+        pendingAttestations = [];
+        // prepare(), not query(): query() caches statements per SQL text, and every import has
+        // its own table names.
+        const insV = db.prepare(`INSERT INTO ${stage}_v (idx, pubkey) VALUES ($idx, $pubkey)`);
+        const insB = db.prepare(
+          `INSERT INTO ${stage}_b (idx, slot, signing_root) VALUES ($idx, $slot, $root)`,
+        );
+        const insA = db.prepare(
+          `INSERT INTO ${stage}_a (idx, source_epoch, target_epoch, signing_root) VALUES ($idx, $s, $t, $root)`,
+        );
+        try {
+          db.transaction(() => {
+            for (const [idx, pubkey] of v) insV.run({ idx, pubkey });
+            for (const [idx, block] of b)
+              insB.run({ idx, slot: enc(block.slot), root: block.signingRoot ?? null });
+            for (const [idx, att] of a) {
+              insA.run({
+                idx,
+                s: enc(att.sourceEpoch),
+                t: enc(att.targetEpoch),
+                root: att.signingRoot ?? null,
+              });
+            }
+          })();
+        } finally {
+          insV.finalize();
+          insB.finalize();
+          insA.finalize();
+        }
+      };
+      for await (const validator of source.validators()) {
+        const idx = report.validators;
+        checkImportedValidator(validator, idx);
+        pendingValidators.push([idx, validator.pubkey]);
+        for (const block of validator.blocks) pendingBlocks.push([idx, block]);
+        for (const att of validator.attestations) pendingAttestations.push([idx, att]);
+        report.validators += 1;
+        report.blocks += validator.blocks.length;
+        report.attestations += validator.attestations.length;
+        if (
+          pendingBlocks.length + pendingAttestations.length + pendingValidators.length >=
+          STAGE_BATCH
+        )
+          flush();
+      }
+      flush();
+      db.transaction(() => {
+        const stored = this.checkOrStoreGvr(gvr);
+        if (!bytesEqual(stored, gvr)) throw mismatch(stored);
+        db.run(
+          `INSERT INTO validators (pubkey) SELECT pubkey FROM ${stage}_v WHERE true ON CONFLICT (pubkey) DO NOTHING`,
+        );
+        db.run(
+          `INSERT INTO signed_blocks (validator_id, slot, signing_root)
+           SELECT DISTINCT v.id, s.slot, s.signing_root
+           FROM ${stage}_b s JOIN ${stage}_v sv ON sv.idx = s.idx JOIN validators v ON v.pubkey = sv.pubkey
+           WHERE NOT EXISTS (SELECT 1 FROM signed_blocks b
+                             WHERE b.validator_id = v.id AND b.slot = s.slot AND b.signing_root IS s.signing_root)`,
+        );
+        db.run(
+          `INSERT INTO signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
+           SELECT DISTINCT v.id, s.source_epoch, s.target_epoch, s.signing_root
+           FROM ${stage}_a s JOIN ${stage}_v sv ON sv.idx = s.idx JOIN validators v ON v.pubkey = sv.pubkey
+           WHERE NOT EXISTS (SELECT 1 FROM signed_attestations a
+                             WHERE a.validator_id = v.id AND a.target_epoch = s.target_epoch
+                               AND a.source_epoch = s.source_epoch AND a.signing_root IS s.signing_root)`,
+        );
+      }).immediate();
+    } finally {
+      if (!this.closed) {
+        for (const suffix of ["v", "b", "a"])
+          db.run(`DROP TABLE IF EXISTS temp.${stage}_${suffix}`);
+      }
+    }
+    return report;
+  }
+
+  async exportInterchange(pubkeys?: readonly PubkeyHex[]): Promise<InterchangeSource> {
+    this.assertOpen();
+    for (const pubkey of pubkeys ?? []) assertPubkey(pubkey);
+    const gvr = this.readGvr();
+    if (gvr === null) {
+      throw new Error(
+        "the slashing protection database has no genesis validators root yet (nothing was ever signed or imported): nothing to export",
+      );
+    }
+    const targets: { id: bigint; pubkey: string }[] = [];
+    if (pubkeys === undefined) {
+      for (const row of this.db
+        .query("SELECT id, pubkey FROM validators ORDER BY pubkey")
+        .all() as Row[]) {
+        targets.push({ id: asBigint(row.id) ?? 0n, pubkey: String(row.pubkey) });
+      }
+    } else {
+      for (const pubkey of new Set(pubkeys)) {
+        const id = this.validatorId(pubkey);
+        if (id !== null) targets.push({ id, pubkey });
+      }
+    }
+    const self = this;
+    return interchangeSource(
+      { interchange_format_version: "5", genesis_validators_root: bytesToHex(gvr) },
+      async function* () {
+        for (const target of targets) {
+          self.assertOpen();
+          yield self.readValidator(target.id, target.pubkey);
+        }
+      },
+    );
+  }
+
+  private readValidator(id: bigint, pubkey: string): InterchangeValidator {
+    const blocks = (
+      this.db
+        .query(
+          "SELECT slot, signing_root FROM signed_blocks WHERE validator_id = $v ORDER BY slot, signing_root",
+        )
+        .all({ v: id }) as Row[]
+    ).map((row): InterchangeBlock => {
+      const slot = dec(asBigint(row.slot) ?? 0n);
+      const root = asRoot(row.signing_root);
+      return root === null ? { slot } : { slot, signingRoot: root };
+    });
+    const attestations = (
+      this.db
+        .query(
+          `SELECT source_epoch, target_epoch, signing_root FROM signed_attestations
+           WHERE validator_id = $v ORDER BY target_epoch, source_epoch, signing_root`,
+        )
+        .all({ v: id }) as Row[]
+    ).map((row): InterchangeAttestation => {
+      const sourceEpoch = dec(asBigint(row.source_epoch) ?? 0n);
+      const targetEpoch = dec(asBigint(row.target_epoch) ?? 0n);
+      const root = asRoot(row.signing_root);
+      return root === null
+        ? { sourceEpoch, targetEpoch }
+        : { sourceEpoch, targetEpoch, signingRoot: root };
+    });
+    return { pubkey, blocks, attestations };
+  }
+
+  /**
+   * Keeps, per validator, the blocks of the newest `epochs * 32` slots (slot > max slot - 32·epochs)
+   * and the attestations of the newest `epochs` target epochs (target > max target - epochs); one
+   * short transaction per validator.
+   *
+   * Sound: after pruning, every deleted block has a slot below the lowest slot kept, and every
+   * deleted attestation a target below the lowest target kept, so rules 2 and 6 refuse anything
+   * that could conflict with them by slot or target. For surround votes one more fact is needed:
+   * a new vote with source >= min kept source cannot surround a deleted vote only if every deleted
+   * source is <= that minimum. That always holds for a non-slashable history (a kept vote with a
+   * larger target and a smaller source would surround the deleted one), but an imported history
+   * can be slashable; for such a validator its attestations are left unpruned.
+   */
+  async prune(epochs: bigint): Promise<{ blocks: number; attestations: number }> {
+    this.assertOpen();
+    if (typeof epochs !== "bigint" || epochs < 1n)
+      throw new RangeError("prune: epochs must be a bigint >= 1");
+    const removed = { blocks: 0, attestations: 0 };
+    const ids = (this.db.query("SELECT id FROM validators ORDER BY id").all() as Row[]).map(
+      (r) => asBigint(r.id) ?? 0n,
+    );
+    const db = this.db;
+    for (const id of ids) {
+      if (this.closed) break;
+      db.transaction(() => {
+        const maxSlotRow = db
+          .query(
+            "SELECT slot FROM signed_blocks WHERE validator_id = $v ORDER BY slot DESC LIMIT 1",
+          )
+          .get({ v: id }) as Row | null;
+        const maxSlot = asBigint(maxSlotRow?.slot ?? null);
+        if (maxSlot !== null) {
+          const cutoff = dec(maxSlot) - epochs * 32n;
+          if (cutoff >= 0n) {
+            const result = db
+              .query("DELETE FROM signed_blocks WHERE validator_id = $v AND slot <= $cutoff")
+              .run({ v: id, cutoff: enc(cutoff) });
+            removed.blocks += result.changes;
+          }
+        }
+        const maxTargetRow = db
+          .query(
+            `SELECT target_epoch FROM signed_attestations INDEXED BY signed_attestations_by_target
+             WHERE validator_id = $v ORDER BY target_epoch DESC LIMIT 1`,
+          )
+          .get({ v: id }) as Row | null;
+        const maxTarget = asBigint(maxTargetRow?.target_epoch ?? null);
+        if (maxTarget === null) return;
+        const cutoff = dec(maxTarget) - epochs;
+        if (cutoff < 0n) return;
+        const bounds = db
+          .query(
+            `SELECT
+               (SELECT MAX(source_epoch) FROM signed_attestations
+                  WHERE validator_id = $v AND target_epoch <= $cutoff) AS deleted_max_source,
+               (SELECT MIN(source_epoch) FROM signed_attestations
+                  WHERE validator_id = $v AND target_epoch > $cutoff) AS kept_min_source`,
+          )
+          .get({ v: id, cutoff: enc(cutoff) }) as Row;
+        const deletedMax = asBigint(bounds.deleted_max_source);
+        const keptMin = asBigint(bounds.kept_min_source);
+        if (deletedMax === null || keptMin === null || deletedMax > keptMin) return;
+        const result = db
+          .query(
+            "DELETE FROM signed_attestations WHERE validator_id = $v AND target_epoch <= $cutoff",
+          )
+          .run({ v: id, cutoff: enc(cutoff) });
+        removed.attestations += result.changes;
+      }).immediate();
+    }
+    return removed;
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    this.db.query("SELECT 1").get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close(false);
+  }
+}
+
+function checkImportedValidator(v: InterchangeValidator, index: number): void {
+  const at = `data[${index}]`;
+  if (typeof v.pubkey !== "string" || !PUBKEY_HEX.test(v.pubkey)) {
+    throw new SlashingImportError(
+      `${at}.pubkey: ${JSON.stringify(v.pubkey)} is not 0x + 96 lower-case hex`,
+    );
+  }
+  for (const b of v.blocks) {
+    if (!isUint64(b.slot)) throw new SlashingImportError(`${at}: slot ${b.slot} is not a uint64`);
+    if (b.signingRoot !== undefined && b.signingRoot.length !== 32) {
+      throw new SlashingImportError(`${at}: block signing root is not 32 bytes`);
+    }
+  }
+  for (const a of v.attestations) {
+    if (!isUint64(a.sourceEpoch) || !isUint64(a.targetEpoch)) {
+      throw new SlashingImportError(
+        `${at}: epochs ${a.sourceEpoch}/${a.targetEpoch} are not uint64`,
+      );
+    }
+    if (a.signingRoot !== undefined && a.signingRoot.length !== 32) {
+      throw new SlashingImportError(`${at}: attestation signing root is not 32 bytes`);
+    }
+  }
+}
+
+/**
+ * Opens (creating if needed) a slashing protection database at `path` (":memory:" for tests):
+ * WAL, synchronous=FULL, foreign keys, busy timeout, then pending schema migrations. Refuses a
+ * database whose schema version is newer than this build knows (SqliteSchemaError).
+ */
+export async function openSqliteStore(
+  path: string,
+  options: SqliteStoreOptions = {},
+): Promise<SlashingStore> {
+  const inMemory = path === ":memory:" || path === "";
+  const isNew = !inMemory && !existsSync(path);
+  const db = new Database(path, {
+    create: true,
+    readwrite: true,
+    strict: true,
+    safeIntegers: true,
+  });
+  try {
+    if (isNew) chmodSync(path, 0o600);
+    db.run(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    if (!inMemory) {
+      const mode = db.query("PRAGMA journal_mode = WAL").get() as Row | null;
+      if (String(mode?.journal_mode).toLowerCase() !== "wal") {
+        throw new Error(`could not switch ${path} to WAL mode (got ${String(mode?.journal_mode)})`);
+      }
+    }
+    db.run("PRAGMA synchronous = FULL");
+    db.run("PRAGMA foreign_keys = ON");
+    migrate(db);
+  } catch (error) {
+    db.close(false);
+    throw error;
+  }
+  return new SqliteSlashingStore(db);
+}

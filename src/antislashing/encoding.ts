@@ -1,0 +1,75 @@
+/**
+ * Small, dependency-free helpers shared by the slashing protection rules, the interchange codec and
+ * the backends: hex <-> bytes, uint64 range checks and the validation of check-and-insert inputs.
+ */
+import type { AttestationVote, BlockProposal } from "./store";
+
+export const UINT64_MAX = (1n << 64n) - 1n;
+
+/** 0x + 96 lower-case hex (a compressed BLS12-381 G1 public key), as store.ts defines PubkeyHex. */
+export const PUBKEY_HEX = /^0x[0-9a-f]{96}$/;
+
+export function isUint64(value: bigint): boolean {
+  return value >= 0n && value <= UINT64_MAX;
+}
+
+const HEX_DIGITS = "0123456789abcdef";
+
+/** 0x + lower-case hex. */
+export function bytesToHex(bytes: Uint8Array): string {
+  let out = "0x";
+  for (const byte of bytes) out += HEX_DIGITS.charAt(byte >> 4) + HEX_DIGITS.charAt(byte & 15);
+  return out;
+}
+
+/** Parses 0x-prefixed hex of any case; throws a TypeError on anything else. */
+export function hexToBytes(hex: string): Uint8Array {
+  if (!/^0x([0-9a-fA-F]{2})*$/.test(hex)) throw new TypeError(`not 0x-prefixed hex: ${hex}`);
+  const out = new Uint8Array((hex.length - 2) / 2);
+  for (let i = 0; i < out.length; i++)
+    out[i] = Number.parseInt(hex.slice(2 + 2 * i, 4 + 2 * i), 16);
+  return out;
+}
+
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function assertUint64(what: string, value: bigint): void {
+  if (typeof value !== "bigint" || !isUint64(value)) {
+    throw new RangeError(`${what} must be a uint64 bigint, got ${String(value)}`);
+  }
+}
+
+function assertRoot(what: string, root: Uint8Array): void {
+  if (!(root instanceof Uint8Array) || root.length !== 32) {
+    throw new TypeError(`${what} must be 32 bytes`);
+  }
+}
+
+export function assertPubkey(pubkey: string): void {
+  if (typeof pubkey !== "string" || !PUBKEY_HEX.test(pubkey)) {
+    throw new TypeError(
+      `validator pubkey must be 0x + 96 lower-case hex, got ${JSON.stringify(pubkey)}`,
+    );
+  }
+}
+
+/** Throws (TypeError/RangeError) on a malformed request; a store never records one. */
+export function assertBlockProposal(gvr: Uint8Array, proposal: BlockProposal): void {
+  assertRoot("genesis validators root", gvr);
+  assertPubkey(proposal.pubkey);
+  assertUint64("slot", proposal.slot);
+  assertRoot("block signing root", proposal.signingRoot);
+}
+
+/** Throws (TypeError/RangeError) on a malformed request; a store never records one. */
+export function assertAttestationVote(gvr: Uint8Array, vote: AttestationVote): void {
+  assertRoot("genesis validators root", gvr);
+  assertPubkey(vote.pubkey);
+  assertUint64("source epoch", vote.sourceEpoch);
+  assertUint64("target epoch", vote.targetEpoch);
+  assertRoot("attestation signing root", vote.signingRoot);
+}

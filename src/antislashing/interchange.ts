@@ -1,0 +1,525 @@
+/**
+ * EIP-3076 interchange format v5: a streaming, validating reader and a streaming writer.
+ *
+ * Reading. `readInterchange` parses with @streamparser/json and emits one `data[i]` element at a
+ * time (parsed elements are dropped from the parser's stack), so memory holds the metadata, the
+ * validator currently being read and whatever the consumer has not pulled yet — never the file.
+ * Input is pulled chunk by chunk only when the consumer asks for the next validator.
+ *   - It resolves once `metadata` has been read and validated. Every real file puts `metadata`
+ *     first; if `data` comes first, its elements are buffered in memory until `metadata` arrives
+ *     (correct, just not streaming for such files).
+ *   - Everything is validated as it is read: version "5"; genesis_validators_root 0x + 32 bytes;
+ *     pubkeys 0x + 48 bytes; slots/epochs decimal strings in uint64 range (digits only: no sign,
+ *     exponent, hex or JSON numbers); optional signing_root 0x + 32 bytes (`null` is read as
+ *     absent). Hex may be any case and is normalised to lower case. Unknown keys are ignored (the
+ *     schema allows them); duplicate `metadata`/`data` keys and trailing content are errors. Every
+ *     violation is an `InterchangeFormatError` (a SlashingImportError) naming the JSON path, e.g.
+ *     `$.data[3].signed_attestations[7].target_epoch: ...`.
+ *   - Errors after the metadata (in `data`, a truncated file, trailing garbage) surface from the
+ *     `validators()` iteration, possibly after some validators were yielded: an importer must
+ *     treat a throwing iteration as a failed import and write nothing (sqlite: one transaction).
+ *   - `validators()` of a source returned by `readInterchange` can be iterated ONCE (it consumes
+ *     the stream); a second call throws. Sources built with `interchangeSource()` from arrays can
+ *     be iterated again, but consumers of the `InterchangeSource` interface must not rely on that.
+ *
+ * Writing. `writeInterchange` streams a source out as JSON (integers as decimal strings, roots and
+ * pubkeys as 0x lower-case hex, `signing_root` omitted when absent), one line per validator, in
+ * chunks of about 64 KiB, awaiting the sink between chunks (backpressure).
+ */
+import { Tokenizer, TokenParser, TokenType } from "@streamparser/json";
+import { bytesToHex, hexToBytes, PUBKEY_HEX, UINT64_MAX } from "./encoding";
+import {
+  type InterchangeAttestation,
+  type InterchangeBlock,
+  type InterchangeMetadata,
+  type InterchangeSource,
+  type InterchangeValidator,
+  SlashingImportError,
+} from "./store";
+
+/** A malformed interchange document; `path` is the JSON path of the offending value. */
+export class InterchangeFormatError extends SlashingImportError {
+  constructor(
+    readonly path: string,
+    problem: string,
+  ) {
+    super(`${path}: ${problem}`);
+  }
+}
+
+const ROOT_HEX = /^0x[0-9a-fA-F]{64}$/;
+const ANY_PUBKEY_HEX = /^0x[0-9a-fA-F]{96}$/;
+const DECIMAL = /^[0-9]+$/;
+/** Chunk size used when the input is a string already in memory. */
+const STRING_SLICE = 1 << 20;
+
+// ─── value validation ──────────────────────────────────────────────────────────────────────────
+
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+function describe(value: Json | undefined): string {
+  if (value === undefined) return "missing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") {
+    return `the string ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}`;
+  }
+  return typeof value === "object" ? "an object" : `the ${typeof value} ${String(value)}`;
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function expectObject(value: Json | undefined, path: string): JsonObject {
+  if (!isObject(value))
+    throw new InterchangeFormatError(path, `expected an object, got ${describe(value)}`);
+  return value;
+}
+
+function expectArray(value: Json | undefined, path: string): Json[] {
+  if (!Array.isArray(value))
+    throw new InterchangeFormatError(path, `expected an array, got ${describe(value)}`);
+  return value;
+}
+
+function expectString(value: Json | undefined, path: string, what: string): string {
+  if (typeof value !== "string")
+    throw new InterchangeFormatError(path, `expected ${what}, got ${describe(value)}`);
+  return value;
+}
+
+function parseUint64(value: Json | undefined, path: string): bigint {
+  const what = "a decimal string (uint64)";
+  const text = expectString(value, path, what);
+  if (!DECIMAL.test(text) || text.length > 64) {
+    throw new InterchangeFormatError(path, `expected ${what}, got ${describe(value)}`);
+  }
+  const parsed = BigInt(text);
+  if (parsed > UINT64_MAX)
+    throw new InterchangeFormatError(path, `${text} is larger than 2^64 - 1`);
+  return parsed;
+}
+
+function parseRoot(value: Json | undefined, path: string): Uint8Array {
+  const text = expectString(value, path, "0x + 64 hex characters (32 bytes)");
+  if (!ROOT_HEX.test(text)) {
+    throw new InterchangeFormatError(
+      path,
+      `expected 0x + 64 hex characters (32 bytes), got ${describe(value)}`,
+    );
+  }
+  return hexToBytes(text);
+}
+
+function parseOptionalRoot(value: Json | undefined, path: string): Uint8Array | undefined {
+  return value === undefined || value === null ? undefined : parseRoot(value, path);
+}
+
+export function parseMetadata(value: Json | undefined, path = "$.metadata"): InterchangeMetadata {
+  const obj = expectObject(value, path);
+  const version = obj.interchange_format_version;
+  if (version !== "5") {
+    throw new InterchangeFormatError(
+      `${path}.interchange_format_version`,
+      `expected "5" (the only supported version), got ${describe(version)}`,
+    );
+  }
+  const gvrPath = `${path}.genesis_validators_root`;
+  const gvr = bytesToHex(parseRoot(obj.genesis_validators_root, gvrPath));
+  return { interchange_format_version: "5", genesis_validators_root: gvr };
+}
+
+export function parseValidator(value: Json | undefined, path: string): InterchangeValidator {
+  const obj = expectObject(value, path);
+  const pubkeyText = expectString(
+    obj.pubkey,
+    `${path}.pubkey`,
+    "0x + 96 hex characters (48 bytes)",
+  );
+  if (!ANY_PUBKEY_HEX.test(pubkeyText)) {
+    throw new InterchangeFormatError(
+      `${path}.pubkey`,
+      `expected 0x + 96 hex characters (48 bytes), got ${describe(pubkeyText)}`,
+    );
+  }
+  const blocks = expectArray(obj.signed_blocks, `${path}.signed_blocks`).map(
+    (item, j): InterchangeBlock => {
+      const at = `${path}.signed_blocks[${j}]`;
+      const block = expectObject(item, at);
+      const slot = parseUint64(block.slot, `${at}.slot`);
+      const signingRoot = parseOptionalRoot(block.signing_root, `${at}.signing_root`);
+      return signingRoot === undefined ? { slot } : { slot, signingRoot };
+    },
+  );
+  const attestations = expectArray(obj.signed_attestations, `${path}.signed_attestations`).map(
+    (item, j): InterchangeAttestation => {
+      const at = `${path}.signed_attestations[${j}]`;
+      const attestation = expectObject(item, at);
+      const sourceEpoch = parseUint64(attestation.source_epoch, `${at}.source_epoch`);
+      const targetEpoch = parseUint64(attestation.target_epoch, `${at}.target_epoch`);
+      const signingRoot = parseOptionalRoot(attestation.signing_root, `${at}.signing_root`);
+      return signingRoot === undefined
+        ? { sourceEpoch, targetEpoch }
+        : { sourceEpoch, targetEpoch, signingRoot };
+    },
+  );
+  return { pubkey: pubkeyText.toLowerCase(), blocks, attestations };
+}
+
+// ─── streaming reader ──────────────────────────────────────────────────────────────────────────
+
+type ChunkSource = {
+  read(): Promise<Uint8Array | string | undefined>;
+  cancel(): Promise<void>;
+};
+
+function chunksOfString(text: string): ChunkSource {
+  let offset = 0;
+  return {
+    async read() {
+      if (offset >= text.length) return undefined;
+      const chunk = text.slice(offset, offset + STRING_SLICE);
+      offset += STRING_SLICE;
+      return chunk;
+    },
+    async cancel() {
+      offset = text.length;
+    },
+  };
+}
+
+function chunksOfStream(stream: ReadableStream<Uint8Array>): ChunkSource {
+  const reader = stream.getReader();
+  let done = false;
+  return {
+    async read() {
+      if (done) return undefined;
+      const next = await reader.read();
+      if (next.done) {
+        done = true;
+        reader.releaseLock();
+        return undefined;
+      }
+      return next.value;
+    },
+    async cancel() {
+      if (done) return;
+      done = true;
+      await reader.cancel().catch(() => {});
+    },
+  };
+}
+
+/** Which top-level key the tokenizer is in, to check the document's shape before values complete. */
+type TopState = "start" | "key" | "colon" | "value" | "after" | "closed";
+
+class InterchangeReader {
+  metadata: InterchangeMetadata | undefined;
+  /** Parsed validators not yet pulled; consumed entries are cleared, then spliced off in bulk. */
+  private queue: (InterchangeValidator | undefined)[] = [];
+  private queueHead = 0;
+  private readonly tokenizer = new Tokenizer();
+  private readonly parser = new TokenParser({
+    paths: ["$.metadata", "$.data.*"],
+    keepStack: false,
+  });
+  private inputDone = false;
+  // Shape tracking over raw tokens: depth, and the top-level key whose value is being read.
+  private depth = 0;
+  private top: TopState = "start";
+  private topKey = "";
+  private readonly seenKeys = new Set<string>();
+
+  constructor(private readonly input: ChunkSource) {
+    this.tokenizer.onToken = (info) => {
+      this.track(info.token, info.value);
+      this.parser.write(info);
+    };
+    this.parser.onValue = ({ value, key, stack }) => {
+      if (stack.length === 1 && key === "metadata") {
+        this.metadata = parseMetadata(value as Json);
+      } else if (stack.length === 2 && typeof key === "number") {
+        this.queue.push(parseValidator(value as Json, `$.data[${key}]`));
+      }
+    };
+  }
+
+  private track(token: TokenType, value: unknown): void {
+    if (this.depth === 0 && this.top === "start") {
+      if (token !== TokenType.LEFT_BRACE) {
+        throw new InterchangeFormatError("$", "expected an object with metadata and data");
+      }
+      this.top = "key";
+    } else if (this.depth === 1) {
+      if (this.top === "key" && token === TokenType.STRING) {
+        this.topKey = String(value);
+        if (
+          this.seenKeys.has(this.topKey) &&
+          (this.topKey === "metadata" || this.topKey === "data")
+        ) {
+          throw new InterchangeFormatError(`$.${this.topKey}`, "duplicate key");
+        }
+        this.seenKeys.add(this.topKey);
+        this.top = "colon";
+      } else if (this.top === "colon" && token === TokenType.COLON) {
+        this.top = "value";
+      } else if (this.top === "value") {
+        if (this.topKey === "metadata" && token !== TokenType.LEFT_BRACE) {
+          throw new InterchangeFormatError("$.metadata", "expected an object");
+        }
+        if (this.topKey === "data" && token !== TokenType.LEFT_BRACKET) {
+          throw new InterchangeFormatError("$.data", "expected an array");
+        }
+        this.top = "after";
+      } else if (this.top === "after" && token === TokenType.COMMA) {
+        this.top = "key";
+      } else if (token === TokenType.RIGHT_BRACE) {
+        this.top = "closed";
+      }
+    }
+    if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) this.depth += 1;
+    else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) this.depth -= 1;
+  }
+
+  private write(chunk: Uint8Array | string): void {
+    try {
+      this.tokenizer.write(chunk);
+    } catch (error) {
+      if (error instanceof SlashingImportError) throw error;
+      throw new InterchangeFormatError("$", `malformed JSON: ${(error as Error).message}`);
+    }
+  }
+
+  private finish(): void {
+    this.inputDone = true;
+    try {
+      this.tokenizer.end();
+    } catch (error) {
+      throw new InterchangeFormatError(
+        "$",
+        `malformed or truncated JSON: ${(error as Error).message}`,
+      );
+    }
+    if (!this.parser.isEnded) {
+      throw new InterchangeFormatError(
+        "$",
+        "truncated document (the top-level object is not closed)",
+      );
+    }
+    if (this.metadata === undefined) throw new InterchangeFormatError("$.metadata", "missing");
+    if (!this.seenKeys.has("data")) throw new InterchangeFormatError("$.data", "missing");
+  }
+
+  /** Reads one more chunk; false once the input is exhausted (and the document checked). */
+  async pump(): Promise<boolean> {
+    if (this.inputDone) return false;
+    let chunk: Uint8Array | string | undefined;
+    try {
+      chunk = await this.input.read();
+    } catch (error) {
+      this.inputDone = true;
+      throw error;
+    }
+    try {
+      if (chunk === undefined) {
+        this.finish();
+        return false;
+      }
+      this.write(chunk);
+      return true;
+    } catch (error) {
+      this.inputDone = true;
+      await this.input.cancel();
+      throw error;
+    }
+  }
+
+  async *validators(): AsyncGenerator<InterchangeValidator> {
+    try {
+      for (;;) {
+        while (this.queueHead < this.queue.length) {
+          const next = this.queue[this.queueHead];
+          this.queue[this.queueHead] = undefined;
+          this.queueHead += 1;
+          if (next !== undefined) yield next;
+        }
+        this.queue = [];
+        this.queueHead = 0;
+        if (!(await this.pump())) return;
+      }
+    } finally {
+      if (!this.inputDone) {
+        this.inputDone = true;
+        await this.input.cancel();
+      }
+    }
+  }
+}
+
+/**
+ * Reads an interchange from a byte stream (e.g. `Bun.file(f).stream()`) or a string. Resolves
+ * once the metadata has been read and validated; see the module comment for what is validated
+ * where, and for the single iteration of `validators()`.
+ */
+export async function readInterchange(
+  input: ReadableStream<Uint8Array> | string,
+): Promise<InterchangeSource> {
+  const reader = new InterchangeReader(
+    typeof input === "string" ? chunksOfString(input) : chunksOfStream(input),
+  );
+  while (reader.metadata === undefined) {
+    if (!(await reader.pump())) break;
+  }
+  const metadata = reader.metadata;
+  if (metadata === undefined) throw new InterchangeFormatError("$.metadata", "missing");
+  let iterated = false;
+  return {
+    metadata,
+    validators() {
+      if (iterated) {
+        throw new Error(
+          "this interchange source was read from a stream: validators() can be iterated once",
+        );
+      }
+      iterated = true;
+      return reader.validators();
+    },
+  };
+}
+
+// ─── in-memory sources (tests, exports) ────────────────────────────────────────────────────────
+
+/** A source over validators already in memory (or produced lazily); re-iterable for arrays. */
+export function interchangeSource(
+  metadata: InterchangeMetadata,
+  validators: Iterable<InterchangeValidator> | (() => AsyncIterable<InterchangeValidator>),
+): InterchangeSource {
+  return {
+    metadata,
+    validators() {
+      if (typeof validators === "function") return validators();
+      return (async function* () {
+        yield* validators;
+      })();
+    },
+  };
+}
+
+export interface CollectedInterchange {
+  readonly metadata: InterchangeMetadata;
+  readonly validators: InterchangeValidator[];
+}
+
+/** Drains a source into memory (tests, small exports). */
+export async function collectInterchange(source: InterchangeSource): Promise<CollectedInterchange> {
+  const validators: InterchangeValidator[] = [];
+  for await (const v of source.validators()) validators.push(v);
+  return { metadata: source.metadata, validators };
+}
+
+/** The interchange as one JSON string (tests, small exports). */
+export async function interchangeToString(source: InterchangeSource): Promise<string> {
+  const parts: string[] = [];
+  await writeInterchange(source, (chunk) => {
+    parts.push(chunk);
+  });
+  return parts.join("");
+}
+
+// ─── streaming writer ──────────────────────────────────────────────────────────────────────────
+
+/** A byte sink: a WHATWG WritableStream (e.g. from `Bun.file(f).writer()` wrappers or sockets). */
+export type WritableStreamLike = WritableStream<Uint8Array>;
+
+/** Where `writeInterchange` sends its output: a byte stream (closed at the end) or a string callback. */
+export type InterchangeSink = WritableStreamLike | ((chunk: string) => void | Promise<void>);
+
+const FLUSH_AT = 64 * 1024;
+
+function blockJson(block: InterchangeBlock): string {
+  const root =
+    block.signingRoot === undefined ? "" : `,"signing_root":"${bytesToHex(block.signingRoot)}"`;
+  return `{"slot":"${block.slot}"${root}}`;
+}
+
+function attestationJson(a: InterchangeAttestation): string {
+  const root = a.signingRoot === undefined ? "" : `,"signing_root":"${bytesToHex(a.signingRoot)}"`;
+  return `{"source_epoch":"${a.sourceEpoch}","target_epoch":"${a.targetEpoch}"${root}}`;
+}
+
+function checkValidatorForExport(v: InterchangeValidator): void {
+  if (!PUBKEY_HEX.test(v.pubkey))
+    throw new TypeError(`cannot export pubkey ${JSON.stringify(v.pubkey)}`);
+  for (const b of v.blocks) {
+    if (b.slot < 0n || b.slot > UINT64_MAX) throw new RangeError(`slot ${b.slot} is not a uint64`);
+  }
+  for (const a of v.attestations) {
+    if (
+      a.sourceEpoch < 0n ||
+      a.sourceEpoch > UINT64_MAX ||
+      a.targetEpoch < 0n ||
+      a.targetEpoch > UINT64_MAX
+    ) {
+      throw new RangeError(`epochs ${a.sourceEpoch}/${a.targetEpoch} are not uint64`);
+    }
+  }
+}
+
+/**
+ * Streams `source` as an interchange v5 document into `sink`. Consumes `source.validators()` once.
+ * Resolves with the number of validators, blocks and attestations written.
+ */
+export async function writeInterchange(
+  source: InterchangeSource,
+  sink: InterchangeSink,
+): Promise<{ validators: number; blocks: number; attestations: number }> {
+  const gvr = source.metadata.genesis_validators_root;
+  if (!ROOT_HEX.test(gvr))
+    throw new TypeError(`cannot export genesis validators root ${JSON.stringify(gvr)}`);
+  let emit: (chunk: string) => Promise<void>;
+  let finish: () => Promise<void> = async () => {};
+  let abort: (error: unknown) => Promise<void> = async () => {};
+  if (typeof sink === "function") {
+    emit = async (chunk) => {
+      await sink(chunk);
+    };
+  } else {
+    const writer = sink.getWriter();
+    const encoder = new TextEncoder();
+    emit = (chunk) => writer.write(encoder.encode(chunk));
+    finish = () => writer.close();
+    abort = (error) => writer.abort(error).catch(() => {});
+  }
+  const counts = { validators: 0, blocks: 0, attestations: 0 };
+  try {
+    let buffer = `{"metadata":{"interchange_format_version":"5","genesis_validators_root":"${gvr.toLowerCase()}"},"data":[`;
+    for await (const v of source.validators()) {
+      checkValidatorForExport(v);
+      buffer += `${counts.validators === 0 ? "" : ","}\n{"pubkey":"${v.pubkey}","signed_blocks":[`;
+      v.blocks.forEach((b, i) => {
+        buffer += (i === 0 ? "" : ",") + blockJson(b);
+      });
+      buffer += `],"signed_attestations":[`;
+      v.attestations.forEach((a, i) => {
+        buffer += (i === 0 ? "" : ",") + attestationJson(a);
+      });
+      buffer += "]}";
+      counts.validators += 1;
+      counts.blocks += v.blocks.length;
+      counts.attestations += v.attestations.length;
+      if (buffer.length >= FLUSH_AT) {
+        await emit(buffer);
+        buffer = "";
+      }
+    }
+    buffer += `${counts.validators === 0 ? "" : "\n"}]}\n`;
+    await emit(buffer);
+    await finish();
+  } catch (error) {
+    await abort(error);
+    throw error;
+  }
+  return counts;
+}
