@@ -1,0 +1,405 @@
+/**
+ * The PostgreSQL schema of the slashing protection database, as an ordered list of migrations.
+ *
+ * Types. Slots and epochs are uint64 and stored as `sigil_u64`, a domain over numeric(20,0)
+ * limited to [0, 2^64 - 1]: exact, ordered like the numbers themselves, readable by anyone who
+ * queries the tables, and checked by the database. (A bigint with a 2^63 offset would be smaller
+ * but every ad-hoc query, export or comparison would have to remember the offset.) Keys and
+ * roots are bytea with length checks. A NULL signing root is a record imported without one: it
+ * never equals any root, so re-signing that slot or target is always refused.
+ *
+ * Records are not unique per slot / target: an interchange may carry slashable data, and the
+ * complete strategy keeps every record (a slot holding two different roots refuses every block
+ * at that slot, as it should).
+ *
+ * Locking. Every check runs as ONE statement (`SELECT * FROM sigil_check_…(…)`), so it is its
+ * own transaction, and the function serialises on the validator's row in `sigil_validators`
+ * (`FOR NO KEY UPDATE`). A validator seen for the first time has no row to lock: the function
+ * decides on an empty history, then inserts the row with `ON CONFLICT DO NOTHING`. If another
+ * transaction inserted it first, the insert waits for that transaction and does nothing, and the
+ * function starts over, now locking the committed row and seeing its records. This relies on
+ * READ COMMITTED, where each statement of a plpgsql function takes a fresh snapshot, so the
+ * records read after the lock include those of the previous holder. (Under REPEATABLE READ the
+ * whole function would read one snapshot taken before the lock was granted and could miss them:
+ * the sessions ask for READ COMMITTED at connect, and the functions raise under any other
+ * level rather than decide on a stale snapshot.) A refused check writes nothing. Row locks, unlike advisory locks, do not use the
+ * shared lock table, so an import may hold the locks of 100 000 validators in one transaction.
+ *
+ * The genesis validators root lives in the single row of `sigil_metadata`, written once (by the
+ * first accepted check or the first import) with `ON CONFLICT DO NOTHING` and then re-read, so
+ * two signers starting on an empty database with different roots cannot both win.
+ */
+
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+const U64_MAX = "18446744073709551615";
+
+const V1 = /* sql */ `
+CREATE DOMAIN sigil_u64 AS numeric(20, 0)
+  CHECK (VALUE >= 0 AND VALUE <= ${U64_MAX});
+
+CREATE DOMAIN sigil_root AS bytea
+  CHECK (octet_length(VALUE) = 32);
+
+CREATE TABLE sigil_metadata (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  genesis_validators_root sigil_root NOT NULL
+);
+
+CREATE TABLE sigil_validators (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  pubkey bytea NOT NULL UNIQUE CHECK (octet_length(pubkey) = 48)
+);
+
+CREATE TABLE sigil_signed_blocks (
+  validator_id bigint NOT NULL REFERENCES sigil_validators (id),
+  slot sigil_u64 NOT NULL,
+  signing_root sigil_root
+);
+CREATE INDEX sigil_signed_blocks_slot ON sigil_signed_blocks (validator_id, slot);
+
+CREATE TABLE sigil_signed_attestations (
+  validator_id bigint NOT NULL REFERENCES sigil_validators (id),
+  source_epoch sigil_u64 NOT NULL,
+  target_epoch sigil_u64 NOT NULL,
+  signing_root sigil_root
+);
+CREATE INDEX sigil_signed_attestations_target
+  ON sigil_signed_attestations (validator_id, target_epoch);
+CREATE INDEX sigil_signed_attestations_source
+  ON sigil_signed_attestations (validator_id, source_epoch);
+
+-- Checks the arguments every function shares; a bad argument is a caller bug, so it raises.
+-- Also refuses to run outside READ COMMITTED (see the locking notes in postgres-schema.ts).
+CREATE FUNCTION sigil_check_arguments(p_gvr bytea, p_pubkey bytea, p_root bytea)
+RETURNS void LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION 'sigil slashing protection needs READ COMMITTED, not %',
+      current_setting('transaction_isolation') USING ERRCODE = '25001';
+  END IF;
+  IF p_gvr IS NULL OR octet_length(p_gvr) <> 32 THEN
+    RAISE EXCEPTION 'genesis validators root must be 32 bytes' USING ERRCODE = '22023';
+  END IF;
+  IF p_pubkey IS NULL OR octet_length(p_pubkey) <> 48 THEN
+    RAISE EXCEPTION 'public key must be 48 bytes' USING ERRCODE = '22023';
+  END IF;
+  IF p_root IS NULL OR octet_length(p_root) <> 32 THEN
+    RAISE EXCEPTION 'signing root must be 32 bytes' USING ERRCODE = '22023';
+  END IF;
+END $$;
+
+-- Records the genesis validators root if none is recorded yet and tells whether the recorded one
+-- is p_gvr. Call only when about to write.
+CREATE FUNCTION sigil_claim_genesis_validators_root(p_gvr bytea, OUT matches boolean,
+  OUT recorded bytea)
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO sigil_metadata (genesis_validators_root) VALUES (p_gvr) ON CONFLICT DO NOTHING;
+  SELECT m.genesis_validators_root INTO recorded FROM sigil_metadata m;
+  matches := recorded = p_gvr;
+END $$;
+
+-- The check functions return the decision (outcome, reason) and the facts behind a refusal, from
+-- which the caller words the detail with the shared rules (src/antislashing/rules.ts):
+--   recorded_gvr      genesis_validators_root_mismatch: the recorded root
+--   other_*           double_block_proposal / double_vote / surrounding_vote / surrounded_vote:
+--                     the conflicting record (other_root NULL = imported without a root)
+--   low_watermark     *_below_low_watermark: the lowest recorded slot, source or target
+-- The rules and their order are those of rules.ts (complete strategy), first match wins.
+
+CREATE FUNCTION sigil_check_and_insert_block(p_gvr bytea, p_pubkey bytea, p_slot numeric,
+  p_root bytea, OUT outcome text, OUT reason text, OUT other_root bytea,
+  OUT low_watermark numeric, OUT recorded_gvr bytea)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+  v_attempt integer := 0;
+  v_same record;
+  v_claim record;
+BEGIN
+  PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
+  IF p_slot IS NULL OR p_slot < 0 OR p_slot > ${U64_MAX} OR p_slot <> trunc(p_slot) THEN
+    RAISE EXCEPTION 'slot out of range' USING ERRCODE = '22003';
+  END IF;
+  -- The recorded root never changes once written, so it is read without a lock.
+  SELECT m.genesis_validators_root INTO recorded_gvr FROM sigil_metadata m;
+  IF recorded_gvr IS NOT NULL AND recorded_gvr <> p_gvr THEN
+    outcome := 'refused';
+    reason := 'genesis_validators_root_mismatch';
+    RETURN;
+  END IF;
+  LOOP
+    SELECT v.id INTO v_id FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+    IF v_id IS NOT NULL THEN
+      -- A record at this slot; a non-matching one first (false sorts before true).
+      SELECT b.signing_root INTO v_same FROM sigil_signed_blocks b
+        WHERE b.validator_id = v_id AND b.slot = p_slot
+        ORDER BY (b.signing_root IS NOT NULL AND b.signing_root = p_root)
+        LIMIT 1;
+      IF FOUND THEN
+        IF v_same.signing_root IS NOT NULL AND v_same.signing_root = p_root THEN
+          outcome := 'same_data';
+        ELSE
+          outcome := 'refused';
+          reason := 'double_block_proposal';
+          other_root := v_same.signing_root;
+        END IF;
+        RETURN;
+      END IF;
+      SELECT min(b.slot) INTO low_watermark FROM sigil_signed_blocks b WHERE b.validator_id = v_id;
+      IF low_watermark IS NOT NULL AND p_slot <= low_watermark THEN
+        outcome := 'refused';
+        reason := 'block_slot_below_low_watermark';
+        RETURN;
+      END IF;
+      low_watermark := NULL;
+    END IF;
+    -- Accepted: record it.
+    IF recorded_gvr IS NULL THEN
+      SELECT * INTO v_claim FROM sigil_claim_genesis_validators_root(p_gvr);
+      IF NOT v_claim.matches THEN
+        outcome := 'refused';
+        reason := 'genesis_validators_root_mismatch';
+        recorded_gvr := v_claim.recorded;
+        RETURN;
+      END IF;
+      recorded_gvr := v_claim.recorded;
+    END IF;
+    IF v_id IS NULL THEN
+      INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey)
+        ON CONFLICT (pubkey) DO NOTHING RETURNING id INTO v_id;
+      IF v_id IS NULL THEN
+        -- Another transaction created this validator meanwhile: decide again under its lock.
+        v_attempt := v_attempt + 1;
+        IF v_attempt > 3 THEN
+          RAISE EXCEPTION 'could not lock validator 0x%', encode(p_pubkey, 'hex');
+        END IF;
+        CONTINUE;
+      END IF;
+    END IF;
+    INSERT INTO sigil_signed_blocks (validator_id, slot, signing_root) VALUES (v_id, p_slot, p_root);
+    outcome := 'new';
+    RETURN;
+  END LOOP;
+END $$;
+
+CREATE FUNCTION sigil_check_and_insert_attestation(p_gvr bytea, p_pubkey bytea,
+  p_source numeric, p_target numeric, p_root bytea,
+  OUT outcome text, OUT reason text, OUT other_source numeric, OUT other_target numeric,
+  OUT other_root bytea, OUT low_watermark numeric, OUT recorded_gvr bytea)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+  v_attempt integer := 0;
+  v_other record;
+  v_min_source numeric;
+  v_min_target numeric;
+  v_claim record;
+BEGIN
+  PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
+  IF p_source IS NULL OR p_source < 0 OR p_source > ${U64_MAX} OR p_source <> trunc(p_source)
+    OR p_target IS NULL OR p_target < 0 OR p_target > ${U64_MAX} OR p_target <> trunc(p_target) THEN
+    RAISE EXCEPTION 'epoch out of range' USING ERRCODE = '22003';
+  END IF;
+  SELECT m.genesis_validators_root INTO recorded_gvr FROM sigil_metadata m;
+  IF recorded_gvr IS NOT NULL AND recorded_gvr <> p_gvr THEN
+    outcome := 'refused';
+    reason := 'genesis_validators_root_mismatch';
+    RETURN;
+  END IF;
+  IF p_source > p_target THEN
+    outcome := 'refused';
+    reason := 'source_after_target';
+    RETURN;
+  END IF;
+  LOOP
+    SELECT v.id INTO v_id FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+    IF v_id IS NOT NULL THEN
+      -- A record with this target; a non-matching one first.
+      SELECT a.source_epoch, a.target_epoch, a.signing_root INTO v_other
+        FROM sigil_signed_attestations a
+        WHERE a.validator_id = v_id AND a.target_epoch = p_target
+        ORDER BY (a.source_epoch = p_source AND a.signing_root IS NOT NULL AND a.signing_root = p_root)
+        LIMIT 1;
+      IF FOUND THEN
+        IF v_other.source_epoch = p_source AND v_other.signing_root IS NOT NULL
+          AND v_other.signing_root = p_root THEN
+          outcome := 'same_data';
+        ELSE
+          outcome := 'refused';
+          reason := 'double_vote';
+        END IF;
+      ELSE
+        SELECT a.source_epoch, a.target_epoch, a.signing_root INTO v_other
+          FROM sigil_signed_attestations a
+          WHERE a.validator_id = v_id AND a.source_epoch > p_source AND a.target_epoch < p_target
+          LIMIT 1;
+        IF FOUND THEN
+          outcome := 'refused';
+          reason := 'surrounding_vote';
+        ELSE
+          SELECT a.source_epoch, a.target_epoch, a.signing_root INTO v_other
+            FROM sigil_signed_attestations a
+            WHERE a.validator_id = v_id AND a.source_epoch < p_source AND a.target_epoch > p_target
+            LIMIT 1;
+          IF FOUND THEN
+            outcome := 'refused';
+            reason := 'surrounded_vote';
+          END IF;
+        END IF;
+      END IF;
+      IF outcome IS NOT NULL THEN
+        IF outcome = 'refused' THEN
+          other_source := v_other.source_epoch;
+          other_target := v_other.target_epoch;
+          other_root := v_other.signing_root;
+        END IF;
+        RETURN;
+      END IF;
+      SELECT min(a.source_epoch), min(a.target_epoch) INTO v_min_source, v_min_target
+        FROM sigil_signed_attestations a WHERE a.validator_id = v_id;
+      IF v_min_source IS NOT NULL AND p_source < v_min_source THEN
+        outcome := 'refused';
+        reason := 'attestation_source_below_low_watermark';
+        low_watermark := v_min_source;
+        RETURN;
+      END IF;
+      IF v_min_target IS NOT NULL AND p_target <= v_min_target THEN
+        outcome := 'refused';
+        reason := 'attestation_target_below_low_watermark';
+        low_watermark := v_min_target;
+        RETURN;
+      END IF;
+    END IF;
+    -- Accepted: record it.
+    IF recorded_gvr IS NULL THEN
+      SELECT * INTO v_claim FROM sigil_claim_genesis_validators_root(p_gvr);
+      IF NOT v_claim.matches THEN
+        outcome := 'refused';
+        reason := 'genesis_validators_root_mismatch';
+        recorded_gvr := v_claim.recorded;
+        RETURN;
+      END IF;
+      recorded_gvr := v_claim.recorded;
+    END IF;
+    IF v_id IS NULL THEN
+      INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey)
+        ON CONFLICT (pubkey) DO NOTHING RETURNING id INTO v_id;
+      IF v_id IS NULL THEN
+        v_attempt := v_attempt + 1;
+        IF v_attempt > 3 THEN
+          RAISE EXCEPTION 'could not lock validator 0x%', encode(p_pubkey, 'hex');
+        END IF;
+        CONTINUE;
+      END IF;
+    END IF;
+    INSERT INTO sigil_signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
+      VALUES (v_id, p_source, p_target, p_root);
+    outcome := 'new';
+    RETURN;
+  END LOOP;
+END $$;
+
+-- Prunes one validator (see PostgresStore.prune): blocks with slot <= max slot - 32 * epochs;
+-- attestations with target <= max target - epochs, but only when that is sound, i.e. every deleted
+-- source is <= the lowest kept source (always so for a non-slashable history; an imported
+-- slashable history keeps its attestations). Under the validator's lock, like a check.
+CREATE FUNCTION sigil_prune_validator(p_id bigint, p_epochs numeric,
+  OUT blocks bigint, OUT attestations bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_top numeric;
+  v_cutoff numeric;
+  v_deleted_max numeric;
+  v_kept_min numeric;
+BEGIN
+  blocks := 0;
+  attestations := 0;
+  PERFORM 1 FROM sigil_validators v WHERE v.id = p_id FOR NO KEY UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  SELECT max(b.slot) INTO v_top FROM sigil_signed_blocks b WHERE b.validator_id = p_id;
+  IF v_top IS NOT NULL AND v_top - p_epochs * 32 >= 0 THEN
+    DELETE FROM sigil_signed_blocks b WHERE b.validator_id = p_id AND b.slot <= v_top - p_epochs * 32;
+    GET DIAGNOSTICS blocks = ROW_COUNT;
+  END IF;
+  SELECT max(a.target_epoch) INTO v_top FROM sigil_signed_attestations a WHERE a.validator_id = p_id;
+  IF v_top IS NULL OR v_top - p_epochs < 0 THEN
+    RETURN;
+  END IF;
+  v_cutoff := v_top - p_epochs;
+  SELECT max(a.source_epoch) INTO v_deleted_max FROM sigil_signed_attestations a
+    WHERE a.validator_id = p_id AND a.target_epoch <= v_cutoff;
+  SELECT min(a.source_epoch) INTO v_kept_min FROM sigil_signed_attestations a
+    WHERE a.validator_id = p_id AND a.target_epoch > v_cutoff;
+  IF v_deleted_max IS NULL OR v_kept_min IS NULL OR v_deleted_max > v_kept_min THEN
+    RETURN;
+  END IF;
+  DELETE FROM sigil_signed_attestations a WHERE a.validator_id = p_id AND a.target_epoch <= v_cutoff;
+  GET DIAGNOSTICS attestations = ROW_COUNT;
+END $$;
+
+-- Import of one validator's records (inside the import's transaction): creates and locks the
+-- validator, then inserts every record that is not already stored verbatim. Roots are hex text
+-- (NULL = no root), numbers decimal text, so that one round trip carries any number of records.
+CREATE FUNCTION sigil_import_validator(p_pubkey bytea,
+  p_slots text[], p_block_roots text[],
+  p_sources text[], p_targets text[], p_attestation_roots text[],
+  OUT blocks bigint, OUT attestations bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+BEGIN
+  IF p_pubkey IS NULL OR octet_length(p_pubkey) <> 48 THEN
+    RAISE EXCEPTION 'public key must be 48 bytes' USING ERRCODE = '22023';
+  END IF;
+  INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey) ON CONFLICT (pubkey) DO NOTHING;
+  SELECT v.id INTO v_id FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+  IF v_id IS NULL THEN
+    RAISE EXCEPTION 'could not lock validator 0x%', encode(p_pubkey, 'hex');
+  END IF;
+  WITH incoming AS (
+    SELECT DISTINCT r.slot::sigil_u64 AS slot, decode(r.root, 'hex')::sigil_root AS signing_root
+    FROM unnest(p_slots, p_block_roots) AS r (slot, root)
+  ), inserted AS (
+    INSERT INTO sigil_signed_blocks (validator_id, slot, signing_root)
+    SELECT v_id, i.slot, i.signing_root FROM incoming i
+    WHERE NOT EXISTS (
+      SELECT 1 FROM sigil_signed_blocks b
+      WHERE b.validator_id = v_id AND b.slot = i.slot
+        AND b.signing_root IS NOT DISTINCT FROM i.signing_root)
+    RETURNING 1
+  )
+  SELECT count(*) INTO blocks FROM inserted;
+  WITH incoming AS (
+    SELECT DISTINCT r.source::sigil_u64 AS source_epoch, r.target::sigil_u64 AS target_epoch,
+      decode(r.root, 'hex')::sigil_root AS signing_root
+    FROM unnest(p_sources, p_targets, p_attestation_roots) AS r (source, target, root)
+  ), inserted AS (
+    INSERT INTO sigil_signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
+    SELECT v_id, i.source_epoch, i.target_epoch, i.signing_root FROM incoming i
+    WHERE NOT EXISTS (
+      SELECT 1 FROM sigil_signed_attestations a
+      WHERE a.validator_id = v_id AND a.source_epoch = i.source_epoch
+        AND a.target_epoch = i.target_epoch
+        AND a.signing_root IS NOT DISTINCT FROM i.signing_root)
+    RETURNING 1
+  )
+  SELECT count(*) INTO attestations FROM inserted;
+END $$;
+`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, description: "EIP-3076 complete history, check-and-insert functions", sql: V1 },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+/** Session advisory lock held while migrating: "sigil" in ASCII, then 1. */
+export const MIGRATION_LOCK_KEY = "8316291889397497857";

@@ -1,0 +1,571 @@
+/**
+ * PostgreSQL slashing protection: the EIP-3076 *complete* strategy, safe for several signer
+ * processes on one database.
+ *
+ * Every check is ONE round trip: `SELECT * FROM sigil_check_and_insert_…($1, …)`, a plpgsql
+ * function that locks the validator, applies the rules, records an accepted message and returns
+ * the decision, all in the statement's own transaction (schema, types and locking:
+ * postgres-schema.ts; URL, TLS and force_ipv4: postgres-connection.ts).
+ *
+ * Errors are never decisions: a failed connection or query rejects, and the caller answers 503.
+ * A check whose connection breaks after the server committed it is reported as an error too; the
+ * client's retry with the same signing root then gets "same_data".
+ *
+ * Operations notes:
+ *   - Tables, types and functions are created (migrations, on open) in the first schema of the
+ *     session's search_path, with a `sigil_` prefix. Several chains can share one database with
+ *     one schema each: `postgres://…/db?search_path=holesky` (any URL parameter that is not a
+ *     TLS one is passed to the server as a session setting).
+ *   - The statements are prepared (postgres.js default): behind PgBouncer use session pooling.
+ *   - An import is one transaction that locks each validator it has read until it commits, so
+ *     signing for those validators waits for the import (the source is streamed meanwhile).
+ *     Two imports (or an import and a prune) locking the same validators in different orders can
+ *     deadlock; PostgreSQL then fails one of them, which writes nothing.
+ */
+import postgres from "postgres";
+import type { Logger } from "../../observability/log";
+import { assertAttestationVote, assertBlockProposal, assertPubkey, isUint64 } from "../encoding";
+import {
+  type AttestationHistory,
+  type BlockHistory,
+  decideAttestation,
+  decideBlock,
+  genesisMismatch,
+  NEW,
+  type NewAttestation,
+  type NewBlock,
+  SAME_DATA,
+  type StoredAttestation,
+} from "../rules";
+import {
+  type AttestationVote,
+  type BlockProposal,
+  type Decision,
+  type ImportReport,
+  type InterchangeAttestation,
+  type InterchangeBlock,
+  type InterchangeSource,
+  type InterchangeValidator,
+  type PubkeyHex,
+  SlashingImportError,
+  type SlashingStore,
+} from "../store";
+import {
+  failedSocket,
+  openSocket,
+  PostgresConfigError,
+  parsePostgresUrl,
+} from "./postgres-connection";
+import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./postgres-schema";
+
+export { PostgresConfigError };
+
+export interface PostgresStoreOptions {
+  /** `antislashing.url`; TLS unless `?sslmode=disable` (see postgres-connection.ts). */
+  readonly url: string;
+  /** `antislashing.pool_size`: connections kept by this process. */
+  readonly poolSize: number;
+  /** `antislashing.force_ipv4`: connect to the host's IPv4 address only. */
+  readonly forceIpv4: boolean;
+  readonly logger?: Logger;
+  /** Connect (DNS, TCP, TLS) time limit per connection; default 10 s. */
+  readonly connectTimeoutMs?: number;
+}
+
+/** The database was migrated by a newer sigil than this one. */
+export class PostgresSchemaError extends Error {
+  override readonly name = "PostgresSchemaError";
+}
+
+type Sql = postgres.Sql;
+
+const CLOSE_TIMEOUT_SECONDS = 5;
+/** Validators per prune transaction. */
+const PRUNE_BATCH = 500;
+/** Rows per cursor batch when exporting. */
+const EXPORT_BATCH = 1000;
+
+function pubkeyBytes(pubkey: PubkeyHex): Buffer {
+  assertPubkey(pubkey);
+  return Buffer.from(pubkey.slice(2), "hex");
+}
+
+/** A view, not a copy; checks the length. */
+function rootBytes(root: Uint8Array, what: string): Buffer {
+  if (!(root instanceof Uint8Array) || root.length !== 32) {
+    throw new TypeError(`${what} must be 32 bytes`);
+  }
+  return Buffer.from(root.buffer, root.byteOffset, root.byteLength);
+}
+
+/** Decimal text of a uint64 (the functions take numeric: no precision is lost on the way). */
+function uint64(value: bigint, what: string): string {
+  if (typeof value !== "bigint" || !isUint64(value)) {
+    throw new RangeError(`${what} must be a uint64 bigint, got ${String(value)}`);
+  }
+  return value.toString();
+}
+
+function toHex(bytes: Uint8Array): string {
+  return rootBytes(bytes, "signing root").toString("hex");
+}
+
+interface BlockRow {
+  outcome: string;
+  reason: string | null;
+  other_root: Buffer | null;
+  low_watermark: string | null;
+  recorded_gvr: Buffer | null;
+}
+
+interface AttestationRow extends BlockRow {
+  other_source: string | null;
+  other_target: string | null;
+}
+
+/**
+ * The SQL function decides; the shared rules word the refusal, fed with the facts the function
+ * returned (the conflicting record, the watermark). Feeding them only the fact behind the
+ * refusal must lead them to the same reason: if not, SQL and rules.ts disagree, which is a bug
+ * worth a 503 (nothing was written: refusals never write).
+ */
+function worded(row: BlockRow | undefined, gvr: Uint8Array, decide: () => Decision): Decision {
+  if (row === undefined) throw new Error("slashing protection function returned no row");
+  if (row.outcome === "new") return NEW;
+  if (row.outcome === "same_data") return SAME_DATA;
+  if (row.outcome !== "refused" || row.reason === null) {
+    throw new Error(`slashing protection function returned outcome ${row.outcome}`);
+  }
+  if (row.reason === "genesis_validators_root_mismatch") {
+    return genesisMismatch(gvr, new Uint8Array(row.recorded_gvr ?? []));
+  }
+  const decision = decide();
+  if (decision.outcome !== "refused" || decision.reason !== row.reason) {
+    throw new Error(
+      `slashing protection: the database refused with ${row.reason} but the rules say ${decision.outcome === "refused" ? decision.reason : decision.outcome}`,
+    );
+  }
+  return decision;
+}
+
+const bigintOrNull = (value: string | null) => (value === null ? null : BigInt(value));
+const rootOrNull = (value: Buffer | null) => (value === null ? null : new Uint8Array(value));
+
+function blockDecision(row: BlockRow | undefined, gvr: Uint8Array, block: NewBlock): Decision {
+  return worded(row, gvr, () => {
+    const reason = row?.reason;
+    const history: BlockHistory = {
+      sameSlot:
+        reason === "double_block_proposal"
+          ? { slot: block.slot, signingRoot: rootOrNull(row?.other_root ?? null) }
+          : null,
+      minSlot:
+        reason === "block_slot_below_low_watermark"
+          ? bigintOrNull(row?.low_watermark ?? null)
+          : null,
+    };
+    return decideBlock(history, block);
+  });
+}
+
+function attestationDecision(
+  row: AttestationRow | undefined,
+  gvr: Uint8Array,
+  vote: NewAttestation,
+): Decision {
+  return worded(row, gvr, () => {
+    const reason = row?.reason;
+    const other: StoredAttestation | null =
+      row?.other_source != null && row.other_target != null
+        ? {
+            sourceEpoch: BigInt(row.other_source),
+            targetEpoch: BigInt(row.other_target),
+            signingRoot: rootOrNull(row.other_root),
+          }
+        : null;
+    const watermark = bigintOrNull(row?.low_watermark ?? null);
+    const history: AttestationHistory = {
+      sameTarget: reason === "double_vote" ? other : null,
+      surroundedByNew: reason === "surrounding_vote" ? other : null,
+      surroundingNew: reason === "surrounded_vote" ? other : null,
+      minSource: reason === "attestation_source_below_low_watermark" ? watermark : null,
+      minTarget: reason === "attestation_target_below_low_watermark" ? watermark : null,
+    };
+    return decideAttestation(history, vote);
+  });
+}
+
+/**
+ * Applies the pending migrations under a session advisory lock, so that signers starting
+ * together migrate once; each migration commits with its version row. A database already at a
+ * newer version than this build knows is refused (an older sigil must not guess at its rules).
+ */
+async function migrate(sql: Sql, logger: Logger | undefined): Promise<void> {
+  const conn = await sql.reserve();
+  try {
+    await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY}::bigint)`;
+    try {
+      await conn`
+        CREATE TABLE IF NOT EXISTS sigil_schema_version (
+          version integer PRIMARY KEY,
+          description text NOT NULL,
+          applied_at timestamptz NOT NULL DEFAULT now()
+        )`;
+      const [row] = await conn<{ version: number | null }[]>`
+        SELECT max(version) AS version FROM sigil_schema_version`;
+      const current = row?.version ?? 0;
+      if (current > LATEST_SCHEMA_VERSION) {
+        throw new PostgresSchemaError(
+          `the slashing protection database has schema version ${current}, newer than the ` +
+            `${LATEST_SCHEMA_VERSION} this sigil knows: upgrade sigil (refusing to touch it)`,
+        );
+      }
+      for (const migration of MIGRATIONS) {
+        if (migration.version <= current) continue;
+        await conn.unsafe("BEGIN");
+        try {
+          await conn.unsafe(migration.sql);
+          await conn`
+            INSERT INTO sigil_schema_version (version, description)
+            VALUES (${migration.version}, ${migration.description})`;
+          await conn.unsafe("COMMIT");
+        } catch (error) {
+          await conn.unsafe("ROLLBACK").catch(() => {});
+          throw error;
+        }
+        logger?.info("slashing protection: database migrated", {
+          version: migration.version,
+          description: migration.description,
+        });
+      }
+    } finally {
+      await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY}::bigint)`.catch(() => {});
+    }
+  } finally {
+    conn.release();
+  }
+}
+
+interface ExportRow {
+  pubkey: Buffer;
+  /** 0 block, 1 attestation, null: a validator without records. */
+  kind: number | null;
+  a: string | null;
+  b: string | null;
+  signing_root: Buffer | null;
+}
+
+class PostgresStore implements SlashingStore {
+  readonly backend = "postgres" as const;
+  readonly strategy = "complete" as const;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly logger: Logger | undefined,
+  ) {}
+
+  async checkAndInsertBlock(
+    genesisValidatorsRoot: Uint8Array,
+    proposal: BlockProposal,
+  ): Promise<Decision> {
+    assertBlockProposal(genesisValidatorsRoot, proposal);
+    const gvr = rootBytes(genesisValidatorsRoot, "genesis validators root");
+    const pubkey = pubkeyBytes(proposal.pubkey);
+    const slot = uint64(proposal.slot, "slot");
+    const root = rootBytes(proposal.signingRoot, "signing root");
+    this.assertOpen();
+    const [row] = await this.sql<BlockRow[]>`
+      SELECT outcome, reason, other_root, low_watermark::text AS low_watermark, recorded_gvr
+      FROM sigil_check_and_insert_block(${gvr}, ${pubkey}, ${slot}::numeric, ${root})`;
+    return blockDecision(row, genesisValidatorsRoot, proposal);
+  }
+
+  async checkAndInsertAttestation(
+    genesisValidatorsRoot: Uint8Array,
+    vote: AttestationVote,
+  ): Promise<Decision> {
+    assertAttestationVote(genesisValidatorsRoot, vote);
+    const gvr = rootBytes(genesisValidatorsRoot, "genesis validators root");
+    const pubkey = pubkeyBytes(vote.pubkey);
+    const source = uint64(vote.sourceEpoch, "source epoch");
+    const target = uint64(vote.targetEpoch, "target epoch");
+    const root = rootBytes(vote.signingRoot, "signing root");
+    this.assertOpen();
+    const [row] = await this.sql<AttestationRow[]>`
+      SELECT outcome, reason, other_source::text AS other_source, other_target::text AS other_target,
+        other_root, low_watermark::text AS low_watermark, recorded_gvr
+      FROM sigil_check_and_insert_attestation(
+        ${gvr}, ${pubkey}, ${source}::numeric, ${target}::numeric, ${root})`;
+    return attestationDecision(row, genesisValidatorsRoot, vote);
+  }
+
+  async importInterchange(source: InterchangeSource): Promise<ImportReport> {
+    this.assertOpen();
+    const gvrHex = source.metadata.genesis_validators_root.toLowerCase();
+    if (!/^0x[0-9a-f]{64}$/.test(gvrHex)) {
+      throw new SlashingImportError(
+        `interchange genesis_validators_root ${JSON.stringify(source.metadata.genesis_validators_root)} is not a 32-byte hex root`,
+      );
+    }
+    const gvr = Buffer.from(gvrHex.slice(2), "hex");
+    const report = { validators: 0, blocks: 0, attestations: 0 };
+    await this.sql.begin("isolation level read committed", async (tx) => {
+      // Before any write: the recorded root (FOR SHARE waits for a first recording in flight).
+      const [recorded] = await tx<{ genesis_validators_root: Buffer }[]>`
+        SELECT genesis_validators_root FROM sigil_metadata FOR SHARE`;
+      if (recorded !== undefined && !recorded.genesis_validators_root.equals(gvr)) {
+        throw new SlashingImportError(
+          `interchange genesis_validators_root ${gvrHex} does not match the recorded ` +
+            `0x${recorded.genesis_validators_root.toString("hex")}; nothing imported`,
+        );
+      }
+      if (recorded === undefined) {
+        const [claim] = await tx<{ matches: boolean; recorded: Buffer }[]>`
+          SELECT matches, recorded FROM sigil_claim_genesis_validators_root(${gvr})`;
+        if (claim === undefined || !claim.matches) {
+          throw new SlashingImportError(
+            `interchange genesis_validators_root ${gvrHex} does not match the recorded ` +
+              `0x${claim?.recorded.toString("hex") ?? "?"}; nothing imported`,
+          );
+        }
+      }
+      for await (const validator of source.validators()) {
+        const pubkey = pubkeyBytes(validator.pubkey);
+        const blocks = validator.blocks.map((b) => importedBlock(b));
+        const attestations = validator.attestations.map((a) => importedAttestation(a));
+        await tx`
+          SELECT blocks, attestations FROM sigil_import_validator(
+            ${pubkey},
+            ${blocks.map((b) => b.slot)}::text[],
+            ${blocks.map((b) => b.root)}::text[],
+            ${attestations.map((a) => a.source)}::text[],
+            ${attestations.map((a) => a.target)}::text[],
+            ${attestations.map((a) => a.root)}::text[])`;
+        report.validators += 1;
+        report.blocks += blocks.length;
+        report.attestations += attestations.length;
+      }
+    });
+    this.logger?.info("slashing protection: interchange imported", report);
+    return report;
+  }
+
+  async exportInterchange(pubkeys?: readonly PubkeyHex[]): Promise<InterchangeSource> {
+    this.assertOpen();
+    // Requested validators in the order asked (duplicates once); unknown ones are left out.
+    const wanted =
+      pubkeys === undefined
+        ? null
+        : [...new Set(pubkeys)].map((p) => pubkeyBytes(p).toString("hex"));
+    const [recorded] = await this.sql<{ genesis_validators_root: Buffer }[]>`
+      SELECT genesis_validators_root FROM sigil_metadata`;
+    if (recorded === undefined) {
+      throw new Error(
+        "the slashing protection database has no genesis validators root yet " +
+          "(nothing was ever signed or imported): nothing to export",
+      );
+    }
+    const sql = this.sql;
+    const closed = () => this.closing !== undefined;
+    return {
+      metadata: {
+        interchange_format_version: "5",
+        genesis_validators_root: `0x${recorded.genesis_validators_root.toString("hex")}`,
+      },
+      validators: () => exportValidators(sql, wanted, closed),
+    };
+  }
+
+  /**
+   * Per validator, relative to its newest record: keeps blocks with slot > max - 32·epochs and
+   * attestations with target > max - epochs (the newest record is always kept). Attestations are
+   * pruned only where that is sound (sigil_prune_validator): the same rules as the sqlite backend.
+   * Runs in batches of validators, each batch one short transaction holding their locks, so
+   * signing goes on meanwhile.
+   */
+  async prune(epochs: bigint): Promise<{ blocks: number; attestations: number }> {
+    this.assertOpen();
+    if (typeof epochs !== "bigint" || epochs < 1n) {
+      throw new RangeError("prune: epochs must be a bigint >= 1");
+    }
+    const keep = uint64(epochs, "epochs");
+    const removed = { blocks: 0, attestations: 0 };
+    let after = "0";
+    for (;;) {
+      const [batch] = await this.sql<
+        { last: string | null; blocks: string | null; attestations: string | null }[]
+      >`
+        SELECT max(v.id)::text AS last, sum(p.blocks)::text AS blocks,
+          sum(p.attestations)::text AS attestations
+        FROM (SELECT id FROM sigil_validators WHERE id > ${after}::bigint ORDER BY id LIMIT ${PRUNE_BATCH}) v
+        CROSS JOIN LATERAL sigil_prune_validator(v.id, ${keep}::numeric) p`;
+      if (batch?.last == null) break;
+      after = batch.last;
+      removed.blocks += Number(batch.blocks ?? 0);
+      removed.attestations += Number(batch.attestations ?? 0);
+    }
+    this.logger?.info("slashing protection: pruned", { epochs, ...removed });
+    return removed;
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    await this.sql`SELECT 1`;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.sql.end({ timeout: CLOSE_TIMEOUT_SECONDS });
+    return this.closing;
+  }
+
+  private assertOpen(): void {
+    if (this.closing !== undefined) throw new Error("postgres slashing protection store is closed");
+  }
+}
+
+function importedBlock(block: InterchangeBlock): { slot: string; root: string | null } {
+  return {
+    slot: uint64(block.slot, "slot"),
+    root: block.signingRoot === undefined ? null : toHex(block.signingRoot),
+  };
+}
+
+function importedAttestation(attestation: InterchangeAttestation): {
+  source: string;
+  target: string;
+  root: string | null;
+} {
+  return {
+    source: uint64(attestation.sourceEpoch, "source epoch"),
+    target: uint64(attestation.targetEpoch, "target epoch"),
+    root: attestation.signingRoot === undefined ? null : toHex(attestation.signingRoot),
+  };
+}
+
+/**
+ * Streams every record in one query (one snapshot) through a cursor, ordered by validator (by
+ * pubkey, or in the requested order), blocks by slot then attestations by target and source, and
+ * groups consecutive rows into validators: memory holds one validator at a time. Validators
+ * without records are exported with empty lists.
+ */
+async function* exportValidators(
+  sql: Sql,
+  wanted: readonly string[] | null,
+  closed: () => boolean,
+): AsyncGenerator<InterchangeValidator> {
+  const chosen =
+    wanted === null
+      ? sql`SELECT id, pubkey, 0::bigint AS ord FROM sigil_validators`
+      : sql`SELECT v.id, v.pubkey, w.ord FROM unnest(${wanted}::text[]) WITH ORDINALITY AS w (k, ord)
+            JOIN sigil_validators v ON v.pubkey = decode(w.k, 'hex')`;
+  const query = sql<ExportRow[]>`
+    SELECT c.pubkey, r.kind, r.a::text AS a, r.b::text AS b, r.signing_root
+    FROM (${chosen}) c
+    LEFT JOIN (
+      SELECT validator_id, 0 AS kind, slot AS k1, NULL::numeric AS k2,
+        slot AS a, NULL::numeric AS b, signing_root
+      FROM sigil_signed_blocks
+      UNION ALL
+      SELECT validator_id, 1 AS kind, target_epoch AS k1, source_epoch AS k2,
+        source_epoch AS a, target_epoch AS b, signing_root
+      FROM sigil_signed_attestations
+    ) r ON r.validator_id = c.id
+    ORDER BY c.ord, c.pubkey, r.kind, r.k1, r.k2, r.signing_root NULLS FIRST`;
+  let current:
+    | { pubkey: Buffer; blocks: InterchangeBlock[]; attestations: InterchangeAttestation[] }
+    | undefined;
+  const finish = (v: NonNullable<typeof current>): InterchangeValidator => ({
+    pubkey: `0x${v.pubkey.toString("hex")}`,
+    blocks: v.blocks,
+    attestations: v.attestations,
+  });
+  for await (const batch of query.cursor(EXPORT_BATCH)) {
+    if (closed()) throw new Error("postgres slashing protection store is closed");
+    for (const row of batch) {
+      if (current === undefined || !current.pubkey.equals(row.pubkey)) {
+        if (current !== undefined) yield finish(current);
+        current = { pubkey: row.pubkey, blocks: [], attestations: [] };
+      }
+      if (row.kind === null || row.a === null) continue;
+      const signingRoot = row.signing_root === null ? undefined : new Uint8Array(row.signing_root);
+      if (row.kind === 0) {
+        current.blocks.push({ slot: BigInt(row.a), ...(signingRoot ? { signingRoot } : {}) });
+      } else if (row.b !== null) {
+        current.attestations.push({
+          sourceEpoch: BigInt(row.a),
+          targetEpoch: BigInt(row.b),
+          ...(signingRoot ? { signingRoot } : {}),
+        });
+      }
+    }
+  }
+  if (current !== undefined) yield finish(current);
+}
+
+/**
+ * Opens the pool, checks that the server answers and migrates the schema. Rejects when the
+ * database cannot be reached or is newer than this build.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<SlashingStore> {
+  const target = parsePostgresUrl(options.url);
+  if (!Number.isInteger(options.poolSize) || options.poolSize < 1) {
+    throw new PostgresConfigError(
+      `antislashing.pool_size must be a positive integer, not ${options.poolSize}`,
+    );
+  }
+  const logger = options.logger;
+  if (target.tls.mode === "disable") {
+    logger?.warn("slashing protection: PostgreSQL connection is NOT encrypted (sslmode=disable)", {
+      database: target.display,
+    });
+  } else if (target.tls.mode !== "verify-full") {
+    logger?.info(
+      "slashing protection: PostgreSQL server certificate is not fully verified; use sslmode=verify-full on untrusted networks",
+      { database: target.display },
+    );
+  }
+  let warnedFallback = false;
+  const socketOptions = {
+    forceIpv4: options.forceIpv4,
+    timeoutMs: options.connectTimeoutMs ?? 10_000,
+    onPlaintextFallback: () => {
+      if (warnedFallback) return;
+      warnedFallback = true;
+      logger?.warn(
+        "slashing protection: server offers no TLS, connecting in plaintext (sslmode=prefer)",
+        {
+          database: target.display,
+        },
+      );
+    },
+  };
+  const driverOptions = {
+    max: options.poolSize,
+    // TLS is negotiated by openSocket; the driver only ever sees a ready stream.
+    ssl: false,
+    socket: () => openSocket(target, socketOptions).catch(failedSocket),
+    onnotice: () => {},
+    // The check functions rely on (and insist on) READ COMMITTED; see postgres-schema.ts.
+    connection: {
+      application_name: "sigil",
+      default_transaction_isolation: "read committed" as const,
+    },
+    idle_timeout: 300,
+    connect_timeout: Math.ceil((options.connectTimeoutMs ?? 10_000) / 1000),
+  };
+  const sql = postgres(target.driverUrl, driverOptions);
+  try {
+    await migrate(sql, logger);
+  } catch (error) {
+    await sql.end({ timeout: 0 }).catch(() => {});
+    throw error;
+  }
+  logger?.info("slashing protection: PostgreSQL ready", {
+    database: target.display,
+    pool_size: options.poolSize,
+    force_ipv4: options.forceIpv4,
+    schema_version: LATEST_SCHEMA_VERSION,
+  });
+  return new PostgresStore(sql, logger);
+}
