@@ -9,6 +9,8 @@ export type ErrorCode =
   | "unsupported_operation"
   | "signing_root_mismatch"
   | "unknown_pubkey"
+  | "slashing_protection"
+  | "slashing_db_unavailable"
   | "malformed_json"
   | "invalid_utf8"
   | "payload_too_large"

@@ -1,4 +1,7 @@
+import { SigilError } from "../errors";
+import type { Logger } from "../observability/log";
 import type { SigningRequest } from "../signing/request";
+import type { Decision, SlashingStore } from "./store";
 
 /**
  * The hook the signing service calls before every signature. An implementation must record the
@@ -9,7 +12,61 @@ export interface SlashingGuard {
   approve(pubkey: string, request: SigningRequest): Promise<void>;
 }
 
-/** Refuses nothing: stands in until the EIP-3076 engine is wired, and backs `antislashing.backend: noop`. */
+/** Refuses nothing (for tests of the signing path that do not concern slashing). */
 export const approveEverything: SlashingGuard = {
   approve: async () => {},
 };
+
+/**
+ * Guards signing with a slashing protection store. A refusal becomes 412 with the reason; a
+ * store that cannot answer becomes 503: without a record there is no signature.
+ */
+export class StoreGuard implements SlashingGuard {
+  constructor(
+    private readonly store: SlashingStore,
+    private readonly logger: Logger,
+  ) {}
+
+  async approve(pubkey: string, request: SigningRequest): Promise<void> {
+    const message = request.slashable;
+    if (!message) return;
+    const gvr = request.genesisValidatorsRoot;
+    if (!gvr)
+      throw new SigilError("invalid_request", "fork_info.genesis_validators_root is required");
+    let decision: Decision;
+    try {
+      decision =
+        message.kind === "block"
+          ? await this.store.checkAndInsertBlock(gvr, {
+              pubkey,
+              slot: message.slot,
+              signingRoot: request.signingRoot,
+            })
+          : await this.store.checkAndInsertAttestation(gvr, {
+              pubkey,
+              sourceEpoch: message.sourceEpoch,
+              targetEpoch: message.targetEpoch,
+              signingRoot: request.signingRoot,
+            });
+    } catch (error) {
+      this.logger.error("slashing protection database unavailable", {
+        backend: this.store.backend,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw new SigilError(
+        "slashing_db_unavailable",
+        "slashing protection database unavailable; nothing was signed",
+        1,
+      );
+    }
+    if (decision.outcome === "refused") {
+      this.logger.warn("slashing protection refused", {
+        pubkey,
+        operation: request.operation,
+        reason: decision.reason,
+        detail: decision.detail,
+      });
+      throw new SigilError("slashing_protection", `${decision.reason}: ${decision.detail}`);
+    }
+  }
+}

@@ -80,8 +80,14 @@ export interface ImportReport {
 export interface SlashingStore {
   readonly backend: "sqlite" | "postgres" | "dynamodb" | "noop";
   readonly strategy: ProtectionStrategy;
-  checkAndInsertBlock(genesisValidatorsRoot: Uint8Array, proposal: BlockProposal): Promise<Decision>;
-  checkAndInsertAttestation(genesisValidatorsRoot: Uint8Array, vote: AttestationVote): Promise<Decision>;
+  checkAndInsertBlock(
+    genesisValidatorsRoot: Uint8Array,
+    proposal: BlockProposal,
+  ): Promise<Decision>;
+  checkAndInsertAttestation(
+    genesisValidatorsRoot: Uint8Array,
+    vote: AttestationVote,
+  ): Promise<Decision>;
   /**
    * Imports an interchange. A genesis validators root other than the stored one refuses the
    * whole import before anything is written (throws SlashingImportError). Complete backends

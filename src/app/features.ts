@@ -5,37 +5,29 @@ const NOT_YET = "not supported by this version of sigil yet; remove it (see docs
 
 /**
  * Options this build accepts in a config file but cannot honour yet. Starting anyway would be
- * worse than refusing: an operator who configured auth must not get an open signer, and one who
- * configured a slashing database must not sign unprotected. Entries go when their feature lands.
+ * worse than refusing: an operator who configured auth must not get an open signer. Entries go
+ * when their feature lands.
  */
-const NOT_YET_SUPPORTED: { where: string; configured: (c: Config) => boolean; message?: string }[] =
-  [
-    {
-      where: "antislashing.backend",
-      configured: (c) => c.antislashing.backend !== "noop",
-      message:
-        "the slashing protection database is not in this version yet; set antislashing.backend: noop " +
-        "to run without slashing protection (testing only)",
-    },
-    {
-      where: "key_sources.cloud_kv.table",
-      configured: (c) => c.key_sources.cloud_kv.table !== undefined,
-    },
-    {
-      where: "key_sources.key_manager_api.enabled",
-      configured: (c) => c.key_sources.key_manager_api.enabled,
-    },
-    { where: "auth_policies", configured: (c) => c.auth_policies !== undefined },
-    { where: "unauthenticated_policy", configured: (c) => c.unauthenticated_policy !== undefined },
-    { where: "static_auth", configured: (c) => c.static_auth !== undefined },
-    { where: "signer_state", configured: (c) => c.signer_state !== undefined },
-    { where: "opentelemetry.enabled", configured: (c) => c.opentelemetry.enabled },
-    { where: "server.seccomp", configured: (c) => c.server.seccomp },
-  ];
+const NOT_YET_SUPPORTED: { where: string; configured: (c: Config) => boolean }[] = [
+  {
+    where: "key_sources.cloud_kv.table",
+    configured: (c) => c.key_sources.cloud_kv.table !== undefined,
+  },
+  {
+    where: "key_sources.key_manager_api.enabled",
+    configured: (c) => c.key_sources.key_manager_api.enabled,
+  },
+  { where: "auth_policies", configured: (c) => c.auth_policies !== undefined },
+  { where: "unauthenticated_policy", configured: (c) => c.unauthenticated_policy !== undefined },
+  { where: "static_auth", configured: (c) => c.static_auth !== undefined },
+  { where: "signer_state", configured: (c) => c.signer_state !== undefined },
+  { where: "opentelemetry.enabled", configured: (c) => c.opentelemetry.enabled },
+  { where: "server.seccomp", configured: (c) => c.server.seccomp },
+];
 
 export function unsupportedFeatures(config: Config): ConfigProblem[] {
   return NOT_YET_SUPPORTED.filter((f) => f.configured(config)).map((f) => ({
     where: f.where,
-    message: f.message ?? NOT_YET,
+    message: NOT_YET,
   }));
 }

@@ -1,4 +1,4 @@
-import { approveEverything } from "../antislashing/guard";
+import { StoreGuard } from "../antislashing/guard";
 import type { Config } from "../config/schema";
 import { createHttpApp } from "../http/app";
 import { corsPolicy } from "../http/cors";
@@ -15,6 +15,7 @@ import { resolveNetwork } from "../signing/network";
 import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
 import { keysHealth, loadConfiguredKeys } from "./keys";
+import { openSlashingStore, schedulePruning, slashingHealth } from "./slashing";
 
 export interface RunningSigner {
   readonly http: RunningHttpServer;
@@ -38,6 +39,9 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
   if (keys.count() === 0)
     log.warn("no keys loaded: every sign request will get 404 unknown_pubkey");
   const network = resolveNetwork(config.network, config.network_config);
+  const store = await openSlashingStore(config, logger);
+  log.info("slashing protection", { backend: store.backend, strategy: store.strategy });
+  const stopPruning = schedulePruning(store, config, logger);
   const limiter = new JobLimiter({
     maxConcurrent: config.max_concurrent_signing_jobs,
     maxQueued: config.signing_queue_buffer_size,
@@ -59,13 +63,13 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
   });
 
   health.register("keys", () => keysHealth(keySummary, keys));
+  health.register("slashing_protection", () => slashingHealth(store));
 
   const signing = new SigningService({
     keys,
     bls,
     limiter,
-    // The EIP-3076 engine replaces this with the configured backend.
-    guard: approveEverything,
+    guard: new StoreGuard(store, logger.child("antislashing")),
     network,
     canaries: new CanaryMonitor(config.canary_keys, new MemoryCounter(), logger.child("canary")),
     logger: logger.child("signing"),
@@ -101,6 +105,8 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
         limiter.idle().then(() => true),
         Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false),
       ]);
+      stopPruning();
+      await store.close();
       return { forced: forced || !idle };
     },
   };

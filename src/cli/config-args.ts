@@ -1,5 +1,5 @@
 import type { ArgsDef } from "citty";
-import { flagSpecs } from "../config/flags";
+import { type ExtraFlags, flagSpecs } from "../config/flags";
 import { type LoadResult, loadConfig } from "../config/load";
 import { ConfigSchema } from "../config/schema";
 import { kindOf } from "../config/walk";
@@ -24,8 +24,11 @@ export function configArgs(): ArgsDef {
 }
 
 /** Loads the configuration or exits 2 listing every problem. */
-export function loadConfigOrExit(argv: readonly string[]): Extract<LoadResult, { ok: true }> {
-  const result = loadConfig({ argv, env: process.env });
+export function loadConfigOrExit(
+  argv: readonly string[],
+  extraFlags?: ExtraFlags,
+): Extract<LoadResult, { ok: true }> {
+  const result = loadConfig({ argv, env: process.env, extraFlags });
   printWarnings(result.warnings);
   if (!result.ok) failWithProblems(result.problems);
   return result;

@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { VERSION, versionLine } from "../version";
 import { configCommand } from "./config";
 import { serveCommand } from "./serve";
+import { slashingCommand } from "./slashing";
 
 const versionCommand = defineCommand({
   meta: { name: "version", description: "Print the version and build commit" },
@@ -24,6 +25,7 @@ export const rootCommand = defineCommand({
   subCommands: {
     serve: serveCommand,
     config: configCommand,
+    slashing: slashingCommand,
     version: versionCommand,
     operator: operatorCommand,
   },

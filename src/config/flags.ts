@@ -23,8 +23,12 @@ export function flagSpecs(schema: TSchema): FlagSpec[] {
   return specs;
 }
 
+/** Flags of a command beyond the configuration flags (e.g. `--file` of `slashing import`). */
+export type ExtraFlags = Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
+
 export interface FlagLayer {
   configPath?: string;
+  extras: Record<string, unknown>;
   value: Plain;
   problems: ConfigProblem[];
   origins: Map<string, string>;
@@ -34,12 +38,17 @@ export interface FlagLayer {
  * Parses the configuration flags of `serve` and `config check|print`. Unknown flags and stray
  * arguments are errors: a mistyped flag must not be silently ignored.
  */
-export function readFlagLayer(schema: TSchema, argv: readonly string[]): FlagLayer {
+export function readFlagLayer(
+  schema: TSchema,
+  argv: readonly string[],
+  extraFlags: ExtraFlags = {},
+): FlagLayer {
   const specs = flagSpecs(schema);
   const options: Record<
     string,
     { type: "string" | "boolean"; multiple?: boolean; short?: string }
   > = {
+    ...extraFlags,
     config: { type: "string", short: "c" },
   };
   for (const spec of specs) {
@@ -55,6 +64,7 @@ export function readFlagLayer(schema: TSchema, argv: readonly string[]): FlagLay
     // Still read the config file, so that its problems are reported in the same run.
     return {
       configPath: configPathFallback(argv),
+      extras: {},
       value: {},
       origins: new Map(),
       problems: [problem("command line", (error as Error).message)],
@@ -75,7 +85,8 @@ export function readFlagLayer(schema: TSchema, argv: readonly string[]): FlagLay
     origins.set(spec.path.join("."), flag);
   }
   const configPath = values.config as string | undefined;
-  return { configPath, value, problems, origins };
+  const extras = Object.fromEntries(Object.keys(extraFlags).map((name) => [name, values[name]]));
+  return { configPath, extras, value, problems, origins };
 }
 
 function flagValue(spec: FlagSpec, raw: unknown, negated: unknown) {

@@ -2,7 +2,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { readEnvLayer } from "./env";
 import { readConfigFile } from "./file";
-import { readFlagLayer } from "./flags";
+import { type ExtraFlags, readFlagLayer } from "./flags";
 import { type ConfigProblem, problem } from "./problems";
 import { type Config, ConfigSchema } from "./schema";
 import { validateConfig } from "./validate";
@@ -24,16 +24,24 @@ export interface LoadInput {
   /** Arguments after the command name: `-c FILE` and configuration flags. */
   argv: readonly string[];
   env: Record<string, string | undefined>;
+  /** Command-specific flags accepted besides the configuration flags. */
+  extraFlags?: ExtraFlags;
 }
 
 export type LoadResult =
-  | { ok: true; config: Config; configPath?: string; warnings: string[] }
+  | {
+      ok: true;
+      config: Config;
+      configPath?: string;
+      extras: Record<string, unknown>;
+      warnings: string[];
+    }
   | { ok: false; problems: ConfigProblem[]; warnings: string[] };
 
 /** Builds the effective configuration: flags > env > file > defaults, then validates all of it. */
 export function loadConfig(input: LoadInput): LoadResult {
   const schema = ConfigSchema;
-  const flags = readFlagLayer(schema, input.argv);
+  const flags = readFlagLayer(schema, input.argv, input.extraFlags);
   const file = flags.configPath ? readConfigFile(flags.configPath) : { value: {}, problems: [] };
   const env = readEnvLayer(schema, input.env);
   const warnings = env.unknown.map((name) => `${name} is set but names no option; ignored`);
@@ -59,7 +67,7 @@ export function loadConfig(input: LoadInput): LoadResult {
     problems.push(...validateConfig(config, input.env));
   }
   if (problems.length > 0 || !config) return { ok: false, problems, warnings };
-  return { ok: true, config, configPath: flags.configPath, warnings };
+  return { ok: true, config, configPath: flags.configPath, extras: flags.extras, warnings };
 }
 
 /** A copy where each invalid value is replaced by its default or removed; undefined if that does not suffice. */

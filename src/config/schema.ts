@@ -226,6 +226,18 @@ const Antislashing = Type.Object(
         flag: "antislashing-dynamodb-table",
       }),
     ),
+    pruning_epochs_to_keep: int(
+      0,
+      Number.MAX_SAFE_INTEGER,
+      0,
+      "sqlite/postgres: keep this many recent epochs of history per validator; 0 keeps everything.",
+    ),
+    pruning_interval_hours: int(
+      1,
+      8760,
+      24,
+      "How often pruning runs (when enabled), starting at start-up.",
+    ),
   },
   strict,
 );

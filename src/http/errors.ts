@@ -6,6 +6,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   unsupported_operation: 400,
   signing_root_mismatch: 400,
   unknown_pubkey: 404,
+  slashing_protection: 412,
+  slashing_db_unavailable: 503,
   malformed_json: 400,
   invalid_utf8: 400,
   cors_origin_denied: 403,

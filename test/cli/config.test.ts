@@ -146,9 +146,7 @@ describe("sigil config check: the spec's start-up validation errors", () => {
   });
 
   test("a valid file passes with exit 0", () => {
-    const result = check(
-      "server:\n  listen_port: 9100\nnetwork: hoodi\nantislashing:\n  backend: noop\n",
-    );
+    const result = check("server:\n  listen_port: 9100\nnetwork: hoodi\n");
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("configuration is valid");

@@ -8,7 +8,7 @@ afterAll(() => dir.remove());
 function config(extra = ""): string {
   return dir.file(
     `serve-${crypto.randomUUID()}.yaml`,
-    `server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  backend: noop\n  path: ${dir.path}/slashing.sqlite\n${extra}`,
+    `server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  backend: sqlite\n  path: ${dir.path}/slashing.sqlite\n${extra}`,
   );
 }
 
@@ -108,12 +108,15 @@ describe("sigil serve", () => {
   });
 
   test("`npm start`'s configuration signs the README's example with blst", async () => {
+    // The slashing database goes to a temp dir, so test runs do not collide with `npm start`.
     const sigil = await startSigil([
       "serve",
       "-c",
       "examples/dev.yaml",
       "--server-listen-port",
       "0",
+      "--antislashing-sqlite-path",
+      `${dir.path}/dev.sqlite`,
     ]);
     try {
       const keys = (await (await fetch(`${sigil.url}/api/v1/eth2/publicKeys`)).json()) as string[];
@@ -131,7 +134,7 @@ describe("sigil serve", () => {
       expect(await sigil.stop()).toBe(0);
     }
     expect(sigil.stderrText()).toMatch(/BLS backend backend=blst/);
-    expect(sigil.stderrText()).toMatch(/noop: NOTHING protects/);
+    expect(sigil.stderrText()).toMatch(/slashing protection backend=sqlite/);
   });
 
   test("examples/dev.yaml (what `npm start` uses) is a valid configuration", () => {
