@@ -110,3 +110,8 @@ export interface SlashingStore {
 export class SlashingImportError extends Error {
   override readonly name = "SlashingImportError";
 }
+
+/** Export from a store that never recorded a genesis validators root: there is nothing to export. */
+export class NothingToExportError extends Error {
+  override readonly name = "NothingToExportError";
+}

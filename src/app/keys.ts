@@ -1,3 +1,4 @@
+import { dirname, resolve } from "node:path";
 import type { Config } from "../config/schema";
 import { loadFilesystemKeys } from "../keys/filesystem";
 import type { KeyStore } from "../keys/key-store";
@@ -26,9 +27,12 @@ export async function loadConfiguredKeys(
     bls,
     logger: logger.child("keys"),
   });
+  // With the Key Manager API on, keys in the first path are the ones it manages (and may delete).
+  const managed = config.key_sources.key_manager_api.enabled ? resolve(paths[0] ?? "") : undefined;
   let duplicates = 0;
-  for (const { pubkey, key } of result.keys) {
-    if (!store.add({ pubkey, key, source: "filesystem", readonly: true })) duplicates++;
+  for (const { pubkey, key, file } of result.keys) {
+    const readonly = dirname(resolve(file)) !== managed;
+    if (!store.add({ pubkey, key, source: "filesystem", readonly })) duplicates++;
   }
   return { loaded: result.keys.length - duplicates, failed: result.failures.length + duplicates };
 }

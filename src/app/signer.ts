@@ -1,10 +1,14 @@
+import { resolve } from "node:path";
+import type { AnyElysia } from "elysia";
 import { StoreGuard } from "../antislashing/guard";
 import type { Config } from "../config/schema";
 import { createHttpApp } from "../http/app";
 import { corsPolicy } from "../http/cors";
 import { healthRoutes } from "../http/routes/health";
+import { KEYSTORES_PATH, keyManagerRoutes } from "../http/routes/keymanager";
 import { signingRoutes } from "../http/routes/signing";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
+import { KeyManagerService } from "../keys/key-manager";
 import { KeyStore } from "../keys/key-store";
 import { HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
@@ -74,8 +78,36 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
     canaries: new CanaryMonitor(config.canary_keys, new MemoryCounter(), logger.child("canary")),
     logger: logger.child("signing"),
   });
+  const routes: AnyElysia[] = [healthRoutes(health), signingRoutes(signing)];
+  const km = config.key_sources.key_manager_api;
+  if (km.enabled) {
+    const service = new KeyManagerService({
+      keys,
+      bls,
+      slashing: store,
+      directory: resolve(config.key_sources.filesystem.paths[0] ?? ""),
+      maxItemsPerRequest: km.max_items_per_request,
+      logger: logger.child("keymanager"),
+    });
+    // Beyond the concurrency limit as many again may wait; more get 503 queue_full.
+    const reads = new JobLimiter({
+      maxConcurrent: km.max_concurrent_reads,
+      maxQueued: km.max_concurrent_reads,
+    });
+    const writes = new JobLimiter({
+      maxConcurrent: km.max_concurrent_writes,
+      maxQueued: km.max_concurrent_writes,
+    });
+    routes.push(keyManagerRoutes(service, { reads, writes }));
+    log.warn(
+      "Key Manager API enabled without auth: anyone who can reach the signing port can import and delete keys",
+    );
+  }
+  const isKeyManager = (request: Request) =>
+    km.enabled && new URL(request.url).pathname === KEYSTORES_PATH;
   const app = createHttpApp({
-    routes: [healthRoutes(health), signingRoutes(signing)],
+    routes,
+    maxBodyBytesFor: (request) => (isKeyManager(request) ? km.max_request_body_bytes : undefined),
     maxBodyBytes: config.server.max_request_body_bytes,
     logger: logger.child("http"),
   });
@@ -83,6 +115,8 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
     hostname: config.server.listen_address,
     port: config.server.listen_port,
     requestTimeoutMs: config.server.request_timeout_seconds * 1000,
+    timeoutMsFor: (request) =>
+      isKeyManager(request) ? km.request_timeout_seconds * 1000 : undefined,
     cors: corsPolicy(config.server.cors_allowed_origins),
     logger: logger.child("http"),
     handle: (request) => app.handle(request),

@@ -573,7 +573,9 @@ describe("all problems at once", () => {
 
 describe("legacy top-level key_manager_api", () => {
   test("folds into key_sources.key_manager_api, disappears, and warns", () => {
-    const result = load({ yaml: "key_manager_api:\n  enabled: true\n  max_concurrent: 4\n" });
+    const result = load({
+      yaml: "key_sources:\n  filesystem:\n    paths: [/var/lib/sigil/keys]\nkey_manager_api:\n  enabled: true\n  max_concurrent: 4\n",
+    });
     const config = ok(result);
     expect(config.key_sources.key_manager_api).toEqual({
       enabled: true,
@@ -581,13 +583,18 @@ describe("legacy top-level key_manager_api", () => {
       max_concurrent_writes: 4,
       request_timeout_seconds: 30,
       max_items_per_request: 100,
+      max_request_body_bytes: 64 * 1024 * 1024,
     });
     expect("key_manager_api" in config).toBe(false);
     expect(result.warnings.some((w) => w.includes("key_manager_api"))).toBe(true);
   });
 
   test("enabled alone keeps the new form's default writes", () => {
-    const config = ok(load({ yaml: "key_manager_api:\n  enabled: true\n" }));
+    const config = ok(
+      load({
+        yaml: "key_sources:\n  filesystem:\n    paths: [/var/lib/sigil/keys]\nkey_manager_api:\n  enabled: true\n",
+      }),
+    );
     expect(config.key_sources.key_manager_api.enabled).toBe(true);
     expect(config.key_sources.key_manager_api.max_concurrent_writes).toBe(10);
   });
@@ -612,6 +619,8 @@ describe("legacy top-level key_manager_api", () => {
       "key_manager_api:",
       "  enabled: true",
       "key_sources:",
+      "  filesystem:",
+      "    paths: [/var/lib/sigil/keys]",
       "  key_manager_api:",
       "    enabled: true",
     ].join("\n");

@@ -174,6 +174,12 @@ const KeyManagerApi = Type.Object(
     max_concurrent_writes: int(1, 1024, 10, "Concurrent POST requests."),
     request_timeout_seconds: int(1, 3600, 30, "Timeout of a Key Manager API request."),
     max_items_per_request: int(1, 10_000, 100, "Keystores per import or delete request."),
+    max_request_body_bytes: int(
+      1024,
+      1 << 30,
+      64 << 20,
+      "Body limit of Key Manager requests, which may carry slashing history (sigil extension).",
+    ),
   },
   strict,
 );

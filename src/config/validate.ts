@@ -25,6 +25,7 @@ export function validateConfig(config: Config, env: Env): ConfigProblem[] {
   checkLegacyAuth(config, env, report);
   checkStaticAuth(config, env, report);
   checkSignerState(config, report);
+  checkKeyManager(config, report);
   return problems;
 }
 
@@ -309,4 +310,16 @@ function checkSignerState(config: Config, report: Report) {
   if (state.backend === "postgres") checkPostgresUrl("signer_state.url", state.url, report);
   if (state.backend === "dynamodb" && !state.table)
     report("signer_state.table", "required when signer_state.backend is dynamodb");
+}
+
+function checkKeyManager(config: Config, report: Report) {
+  if (
+    config.key_sources.key_manager_api.enabled &&
+    config.key_sources.filesystem.paths.length === 0
+  ) {
+    report(
+      "key_sources.key_manager_api.enabled",
+      "needs key_sources.filesystem.paths: imported keystores are written to the first path",
+    );
+  }
 }

@@ -9,6 +9,8 @@ export interface HttpAppOptions {
   /** Route modules (Elysia plugins), each a thin adapter over one service. */
   routes: readonly AnyElysia[];
   maxBodyBytes: number;
+  /** A route-specific body limit (e.g. Key Manager imports carry interchange data); undefined = the default. */
+  maxBodyBytesFor?: (request: Request) => number | undefined;
   logger: Logger;
 }
 
@@ -19,7 +21,9 @@ export interface HttpAppOptions {
 export function createHttpApp(options: HttpAppOptions): AnyElysia {
   const log = options.logger;
   const app = new Elysia()
-    .onParse({ as: "global" }, ({ request }) => readJsonBody(request, options.maxBodyBytes))
+    .onParse({ as: "global" }, ({ request }) =>
+      readJsonBody(request, options.maxBodyBytesFor?.(request) ?? options.maxBodyBytes),
+    )
     .onError({ as: "global" }, ({ code, error, request }) => {
       const cause = error instanceof Error && isSigilError(error.cause) ? error.cause : error;
       if (isSigilError(cause)) return responseForError(cause);

@@ -8,6 +8,8 @@ export interface HttpServerOptions {
   hostname: string;
   port: number;
   requestTimeoutMs: number;
+  /** A route-specific deadline (e.g. the Key Manager API's own timeout); undefined = the default. */
+  timeoutMsFor?: (request: Request) => number | undefined;
   cors?: CorsPolicy;
   logger: Logger;
   handle: (request: Request) => Response | Promise<Response>;
@@ -65,17 +67,18 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
       clientIp: server.requestIP(request)?.address,
       deadline: deadline.signal,
     });
+    const timeoutMs = options.timeoutMsFor?.(request) ?? options.requestTimeoutMs;
+    if (timeoutMs !== options.requestTimeoutMs) {
+      server.timeout(request, Math.min(MAX_BUN_IDLE_SECONDS, Math.ceil(timeoutMs / 1000) + 5));
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<Response>((resolve) => {
       timer = setTimeout(() => {
         deadline.abort();
         resolve(
-          errorResponse(
-            "request_timeout",
-            `request not answered within ${options.requestTimeoutMs / 1000} s`,
-          ),
+          errorResponse("request_timeout", `request not answered within ${timeoutMs / 1000} s`),
         );
-      }, options.requestTimeoutMs);
+      }, timeoutMs);
     });
     try {
       const response = await Promise.race([Promise.resolve(options.handle(request)), timedOut]);

@@ -59,6 +59,7 @@ import {
   type InterchangeBlock,
   type InterchangeSource,
   type InterchangeValidator,
+  NothingToExportError,
   type PubkeyHex,
   SlashingImportError,
   type SlashingStore,
@@ -316,7 +317,7 @@ class DynamoSlashingStore implements SlashingStore {
     for (const pubkey of pubkeys ?? []) assertPubkey(pubkey);
     const gvr = this.gvr ?? (await this.readGvr());
     if (gvr === undefined) {
-      throw new Error(
+      throw new NothingToExportError(
         `DynamoDB table "${this.table}" has no genesis validators root yet (nothing was ever signed or imported): nothing to export`,
       );
     }

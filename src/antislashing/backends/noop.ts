@@ -19,6 +19,7 @@ import type {
   PubkeyHex,
   SlashingStore,
 } from "../store";
+import { NothingToExportError } from "../store";
 
 class NoopSlashingStore implements SlashingStore {
   readonly backend = "noop" as const;
@@ -63,7 +64,7 @@ class NoopSlashingStore implements SlashingStore {
     this.assertOpen();
     for (const pubkey of pubkeys ?? []) assertPubkey(pubkey);
     if (this.gvr === undefined) {
-      throw new Error(
+      throw new NothingToExportError(
         "the noop slashing protection store has seen no genesis validators root: nothing to export",
       );
     }

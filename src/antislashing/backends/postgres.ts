@@ -46,6 +46,7 @@ import {
   type InterchangeBlock,
   type InterchangeSource,
   type InterchangeValidator,
+  NothingToExportError,
   type PubkeyHex,
   SlashingImportError,
   type SlashingStore,
@@ -361,7 +362,7 @@ class PostgresStore implements SlashingStore {
     const [recorded] = await this.sql<{ genesis_validators_root: Buffer }[]>`
       SELECT genesis_validators_root FROM sigil_metadata`;
     if (recorded === undefined) {
-      throw new Error(
+      throw new NothingToExportError(
         "the slashing protection database has no genesis validators root yet " +
           "(nothing was ever signed or imported): nothing to export",
       );

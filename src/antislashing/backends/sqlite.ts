@@ -67,6 +67,7 @@ import {
   type InterchangeBlock,
   type InterchangeSource,
   type InterchangeValidator,
+  NothingToExportError,
   type PubkeyHex,
   SlashingImportError,
   type SlashingStore,
@@ -511,7 +512,7 @@ class SqliteSlashingStore implements SlashingStore {
     for (const pubkey of pubkeys ?? []) assertPubkey(pubkey);
     const gvr = this.readGvr();
     if (gvr === null) {
-      throw new Error(
+      throw new NothingToExportError(
         "the slashing protection database has no genesis validators root yet (nothing was ever signed or imported): nothing to export",
       );
     }

@@ -1,0 +1,42 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+
+/**
+ * Writes a file so that a crash at any moment leaves either the old content or the new, never
+ * a torn file: write a hidden temporary beside it, fsync, rename over the target, fsync the
+ * directory (so the rename itself is durable). Temporaries do not end in .yaml/.json, so the
+ * key loader never reads one.
+ */
+export function writeFileAtomic(path: string, content: string, mode = 0o600): void {
+  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+  const fd = openSync(temporary, "wx", mode);
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  syncDirectory(dirname(path));
+}
+
+/** Removes files and makes the removal durable; missing files are fine. */
+export function removeFilesDurably(paths: readonly string[]): void {
+  for (const path of paths) rmSync(path, { force: true });
+  for (const dir of new Set(paths.map(dirname))) syncDirectory(dir);
+}
+
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
