@@ -1,23 +1,13 @@
 // Writes examples/keys/: the public Ethereum interop test keys 0-3, two as raw keys and two as
 // EIP-2335 keystores (one PBKDF2, one scrypt). These keys are PUBLIC and INSECURE: anyone can
 // derive them. They exist so that `npm start` signs out of the box. Re-run to regenerate.
-import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { create, defaultPbkdfModule, defaultScryptModule } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
+import { interopSecret } from "../test/support/interop";
 
-const CURVE_ORDER = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n;
 const dir = join(import.meta.dir, "../examples/keys");
-
-/** Interop key i: SHA-256 of i as a 32-byte little-endian integer, read little-endian, mod r. */
-export function interopSecret(index: number): Uint8Array {
-  const input = Buffer.alloc(32);
-  input.writeUInt32LE(index, 0);
-  const digest = createHash("sha256").update(input).digest();
-  const scalar = BigInt(`0x${Buffer.from(digest).reverse().toString("hex")}`) % CURVE_ORDER;
-  return Uint8Array.from(Buffer.from(scalar.toString(16).padStart(64, "0"), "hex"));
-}
 
 const hex = (bytes: Uint8Array) => `0x${Buffer.from(bytes).toString("hex")}`;
 const WARNING = "# INSECURE public interop test key: never use it for anything of value.\n";
