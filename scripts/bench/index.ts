@@ -2,9 +2,11 @@
 // bench-results/. Figures are measurements, never pass/fail assertions.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { httpBaseline } from "./http-baseline";
+import { keymanagerImport } from "./keymanager-import";
 
 const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   "http-baseline": httpBaseline,
+  "keymanager-import": keymanagerImport,
 };
 
 const wanted = process.argv.slice(2);

@@ -8,6 +8,7 @@ import { loadConfig } from "../../src/config/load";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
+import { expectValidRequest, expectValidResponse, loadOpenApi } from "../support/openapi";
 import { attestationRequest } from "../support/slashing";
 
 const dir = new TempDir();
@@ -331,6 +332,40 @@ describe("Key Manager API", () => {
       }
       expect((await importing).body.data.map((d) => d.status)).toEqual(["imported", "imported"]);
       expect(answeredDuringImport).toBeGreaterThan(5);
+    } finally {
+      await s.signer.stop();
+    }
+  });
+
+  test("requests and responses match the Key Manager API's OpenAPI schemas", async () => {
+    const spec = loadOpenApi("test/vectors/keymanager-api-spec/keymanager-oapi.yaml");
+    const path = "/eth/v1/keystores";
+    const s = await signer("openapi");
+    try {
+      const exchange = async (method: "get" | "post" | "delete", body?: unknown) => {
+        if (body !== undefined) expect(expectValidRequest(spec, method, path, body)).toEqual([]);
+        const response = await fetch(`${s.url}${path}`, json(method.toUpperCase(), body));
+        const responseBody = await response.json();
+        expect(expectValidResponse(spec, method, path, response.status, responseBody)).toEqual([]);
+        return response.status;
+      };
+      const key = keys[0] as TestKey;
+      expect(await exchange("get")).toBe(200);
+      expect(
+        await exchange("post", { keystores: [key.keystore, "{"], passwords: [PASSWORD, PASSWORD] }),
+      ).toBe(200);
+      expect(await exchange("get")).toBe(200);
+      await signAttestation(s.url, key.pubkey, 3, 4, 5);
+      expect(await exchange("delete", { pubkeys: [key.pubkey, `0x${"cd".repeat(48)}`] })).toBe(200);
+      expect(
+        await exchange("post", {
+          keystores: ["a", "b", "c", "d"],
+          passwords: ["a", "b", "c", "d"],
+        }),
+      ).toBe(400);
+      expect(
+        await exchange("delete", { pubkeys: [key.pubkey, key.pubkey, key.pubkey, key.pubkey] }),
+      ).toBe(400);
     } finally {
       await s.signer.stop();
     }

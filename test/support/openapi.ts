@@ -212,7 +212,8 @@ function templateMatches(template: string, path: string): boolean {
 }
 
 /** The path item for `path`: the exact template (`/eth/v1/validator/{pubkey}/graffiti`) or a concrete path matching one. */
-function pathItem(doc: OpenApiDoc, path: string): Record<string, unknown> {
+function pathItem(doc: OpenApiDoc, pathAndQuery: string): Record<string, unknown> {
+  const path = pathAndQuery.split("?")[0] ?? "";
   const exact = doc.paths[path];
   if (exact) return exact;
   const matches = Object.keys(doc.paths).filter((template) => templateMatches(template, path));
