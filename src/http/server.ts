@@ -69,7 +69,10 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     });
     const timeoutMs = options.timeoutMsFor?.(request) ?? options.requestTimeoutMs;
     if (timeoutMs !== options.requestTimeoutMs) {
-      server.timeout(request, Math.min(MAX_BUN_IDLE_SECONDS, Math.ceil(timeoutMs / 1000) + 5));
+      // Bun's idle timer cannot exceed 255 s; beyond that it is switched off (0) for this
+      // request and our own deadline below is what ends it.
+      const idleSeconds = Math.ceil(timeoutMs / 1000) + 5;
+      server.timeout(request, idleSeconds > MAX_BUN_IDLE_SECONDS ? 0 : idleSeconds);
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<Response>((resolve) => {
