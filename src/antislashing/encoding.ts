@@ -2,7 +2,9 @@
  * Small, dependency-free helpers shared by the slashing protection rules, the interchange codec and
  * the backends: hex <-> bytes, uint64 range checks and the validation of check-and-insert inputs.
  */
-import type { AttestationVote, BlockProposal } from "./store";
+
+import type { AttestationVote, BlockProposal, InterchangeValidator } from "./store";
+import { SlashingImportError } from "./store";
 
 export const UINT64_MAX = (1n << 64n) - 1n;
 
@@ -72,4 +74,30 @@ export function assertAttestationVote(gvr: Uint8Array, vote: AttestationVote): v
   assertUint64("source epoch", vote.sourceEpoch);
   assertUint64("target epoch", vote.targetEpoch);
   assertRoot("attestation signing root", vote.signingRoot);
+}
+
+/** Every field of an imported validator, checked before anything is written. */
+export function checkImportedValidator(v: InterchangeValidator, index: number): void {
+  const at = `data[${index}]`;
+  if (typeof v.pubkey !== "string" || !PUBKEY_HEX.test(v.pubkey)) {
+    throw new SlashingImportError(
+      `${at}.pubkey: ${JSON.stringify(v.pubkey)} is not 0x + 96 lower-case hex`,
+    );
+  }
+  for (const b of v.blocks) {
+    if (!isUint64(b.slot)) throw new SlashingImportError(`${at}: slot ${b.slot} is not a uint64`);
+    if (b.signingRoot !== undefined && b.signingRoot.length !== 32) {
+      throw new SlashingImportError(`${at}: block signing root is not 32 bytes`);
+    }
+  }
+  for (const a of v.attestations) {
+    if (!isUint64(a.sourceEpoch) || !isUint64(a.targetEpoch)) {
+      throw new SlashingImportError(
+        `${at}: epochs ${a.sourceEpoch}/${a.targetEpoch} are not uint64`,
+      );
+    }
+    if (a.signingRoot !== undefined && a.signingRoot.length !== 32) {
+      throw new SlashingImportError(`${at}: attestation signing root is not 32 bytes`);
+    }
+  }
 }

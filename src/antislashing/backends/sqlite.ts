@@ -45,9 +45,8 @@ import {
   assertPubkey,
   bytesEqual,
   bytesToHex,
+  checkImportedValidator,
   hexToBytes,
-  isUint64,
-  PUBKEY_HEX,
 } from "../encoding";
 import { interchangeSource } from "../interchange";
 import {
@@ -653,31 +652,6 @@ class SqliteSlashingStore implements SlashingStore {
     if (this.closed) return;
     this.closed = true;
     this.db.close(false);
-  }
-}
-
-function checkImportedValidator(v: InterchangeValidator, index: number): void {
-  const at = `data[${index}]`;
-  if (typeof v.pubkey !== "string" || !PUBKEY_HEX.test(v.pubkey)) {
-    throw new SlashingImportError(
-      `${at}.pubkey: ${JSON.stringify(v.pubkey)} is not 0x + 96 lower-case hex`,
-    );
-  }
-  for (const b of v.blocks) {
-    if (!isUint64(b.slot)) throw new SlashingImportError(`${at}: slot ${b.slot} is not a uint64`);
-    if (b.signingRoot !== undefined && b.signingRoot.length !== 32) {
-      throw new SlashingImportError(`${at}: block signing root is not 32 bytes`);
-    }
-  }
-  for (const a of v.attestations) {
-    if (!isUint64(a.sourceEpoch) || !isUint64(a.targetEpoch)) {
-      throw new SlashingImportError(
-        `${at}: epochs ${a.sourceEpoch}/${a.targetEpoch} are not uint64`,
-      );
-    }
-    if (a.signingRoot !== undefined && a.signingRoot.length !== 32) {
-      throw new SlashingImportError(`${at}: attestation signing root is not 32 bytes`);
-    }
   }
 }
 
