@@ -1,23 +1,23 @@
-import { resolve } from "node:path";
 import type { AnyElysia } from "elysia";
 import { StoreGuard } from "../antislashing/guard";
+import type { SlashingStore } from "../antislashing/store";
 import type { Config } from "../config/schema";
 import { createHttpApp } from "../http/app";
 import { corsPolicy } from "../http/cors";
 import { healthRoutes } from "../http/routes/health";
-import { KEYSTORES_PATH, keyManagerRoutes } from "../http/routes/keymanager";
 import { signingRoutes } from "../http/routes/signing";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
-import { KeyManagerService } from "../keys/key-manager";
 import { KeyStore } from "../keys/key-store";
 import { HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
+import type { BlsBackend } from "../signing/bls/backend";
 import { loadBlsBackend } from "../signing/bls/select";
 import { CanaryMonitor, MemoryCounter } from "../signing/canary";
 import { JobLimiter } from "../signing/limiter";
 import { resolveNetwork } from "../signing/network";
 import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
+import { wireKeyManager } from "./keymanager";
 import { keysHealth, loadConfiguredKeys } from "./keys";
 import { openSlashingStore, schedulePruning, slashingHealth } from "./slashing";
 
@@ -38,13 +38,29 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
   const { backend: bls, note } = await loadBlsBackend(config.bls.backend);
   if (note) log.warn(note);
   log.info("BLS backend", { backend: bls.name });
+  // The database first: an unreachable one should fail start-up before slow keystore decryption.
+  const store = await openSlashingStore(config, logger);
+  log.info("slashing protection", { backend: store.backend, strategy: store.strategy });
+  try {
+    return await startWithStore(config, logger, bls, store);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+}
+
+async function startWithStore(
+  config: Config,
+  logger: Logger,
+  bls: BlsBackend,
+  store: SlashingStore,
+): Promise<RunningSigner> {
+  const log = logger.child("app");
   const keys = new KeyStore();
   const keySummary = await loadConfiguredKeys(config, keys, bls, logger);
   if (keys.count() === 0)
     log.warn("no keys loaded: every sign request will get 404 unknown_pubkey");
   const network = resolveNetwork(config.network, config.network_config);
-  const store = await openSlashingStore(config, logger);
-  log.info("slashing protection", { backend: store.backend, strategy: store.strategy });
   const stopPruning = schedulePruning(store, config, logger);
   const limiter = new JobLimiter({
     maxConcurrent: config.max_concurrent_signing_jobs,
@@ -78,36 +94,11 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
     canaries: new CanaryMonitor(config.canary_keys, new MemoryCounter(), logger.child("canary")),
     logger: logger.child("signing"),
   });
-  const routes: AnyElysia[] = [healthRoutes(health), signingRoutes(signing)];
-  const km = config.key_sources.key_manager_api;
-  if (km.enabled) {
-    const service = new KeyManagerService({
-      keys,
-      bls,
-      slashing: store,
-      directory: resolve(config.key_sources.filesystem.paths[0] ?? ""),
-      maxItemsPerRequest: km.max_items_per_request,
-      logger: logger.child("keymanager"),
-    });
-    // Beyond the concurrency limit as many again may wait; more get 503 queue_full.
-    const reads = new JobLimiter({
-      maxConcurrent: km.max_concurrent_reads,
-      maxQueued: km.max_concurrent_reads,
-    });
-    const writes = new JobLimiter({
-      maxConcurrent: km.max_concurrent_writes,
-      maxQueued: km.max_concurrent_writes,
-    });
-    routes.push(keyManagerRoutes(service, { reads, writes }));
-    log.warn(
-      "Key Manager API enabled without auth: anyone who can reach the signing port can import and delete keys",
-    );
-  }
-  const isKeyManager = (request: Request) =>
-    km.enabled && new URL(request.url).pathname === KEYSTORES_PATH;
+  const keyManager = wireKeyManager(config, { keys, bls, store, logger });
+  const routes: AnyElysia[] = [healthRoutes(health), signingRoutes(signing), ...keyManager.routes];
   const app = createHttpApp({
     routes,
-    maxBodyBytesFor: (request) => (isKeyManager(request) ? km.max_request_body_bytes : undefined),
+    maxBodyBytesFor: keyManager.maxBodyBytesFor,
     maxBodyBytes: config.server.max_request_body_bytes,
     logger: logger.child("http"),
   });
@@ -115,8 +106,7 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
     hostname: config.server.listen_address,
     port: config.server.listen_port,
     requestTimeoutMs: config.server.request_timeout_seconds * 1000,
-    timeoutMsFor: (request) =>
-      isKeyManager(request) ? km.request_timeout_seconds * 1000 : undefined,
+    timeoutMsFor: keyManager.timeoutMsFor,
     cors: corsPolicy(config.server.cors_allowed_origins),
     logger: logger.child("http"),
     handle: (request) => app.handle(request),

@@ -1,0 +1,55 @@
+import { resolve } from "node:path";
+import type { AnyElysia } from "elysia";
+import type { SlashingStore } from "../antislashing/store";
+import type { Config } from "../config/schema";
+import { KEYSTORES_PATH, keyManagerRoutes } from "../http/routes/keymanager";
+import { KeyManagerService } from "../keys/key-manager";
+import type { KeyStore } from "../keys/key-store";
+import type { Logger } from "../observability/log";
+import type { BlsBackend } from "../signing/bls/backend";
+import { JobLimiter } from "../signing/limiter";
+
+/** The Key Manager API's routes and its per-route limits, or nothing when it is disabled. */
+export interface KeyManagerWiring {
+  routes: AnyElysia[];
+  timeoutMsFor(request: Request): number | undefined;
+  maxBodyBytesFor(request: Request): number | undefined;
+}
+
+export function wireKeyManager(
+  config: Config,
+  deps: { keys: KeyStore; bls: BlsBackend; store: SlashingStore; logger: Logger },
+): KeyManagerWiring {
+  const km = config.key_sources.key_manager_api;
+  if (!km.enabled)
+    return { routes: [], timeoutMsFor: () => undefined, maxBodyBytesFor: () => undefined };
+  const service = new KeyManagerService({
+    keys: deps.keys,
+    bls: deps.bls,
+    slashing: deps.store,
+    directory: resolve(config.key_sources.filesystem.paths[0] ?? ""),
+    maxItemsPerRequest: km.max_items_per_request,
+    logger: deps.logger.child("keymanager"),
+  });
+  // Beyond the concurrency limit as many again may wait; more get 503 queue_full.
+  const reads = new JobLimiter({
+    maxConcurrent: km.max_concurrent_reads,
+    maxQueued: km.max_concurrent_reads,
+  });
+  const writes = new JobLimiter({
+    maxConcurrent: km.max_concurrent_writes,
+    maxQueued: km.max_concurrent_writes,
+  });
+  deps.logger
+    .child("app")
+    .warn(
+      "Key Manager API enabled without auth: anyone who can reach the signing port can import and delete keys",
+    );
+  const isKeyManager = (request: Request) => new URL(request.url).pathname === KEYSTORES_PATH;
+  return {
+    routes: [keyManagerRoutes(service, { reads, writes })],
+    timeoutMsFor: (request) =>
+      isKeyManager(request) ? km.request_timeout_seconds * 1000 : undefined,
+    maxBodyBytesFor: (request) => (isKeyManager(request) ? km.max_request_body_bytes : undefined),
+  };
+}
