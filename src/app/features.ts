@@ -13,10 +13,6 @@ const NOT_YET_SUPPORTED: { where: string; configured: (c: Config) => boolean }[]
     where: "key_sources.cloud_kv.table",
     configured: (c) => c.key_sources.cloud_kv.table !== undefined,
   },
-  { where: "auth_policies", configured: (c) => c.auth_policies !== undefined },
-  { where: "unauthenticated_policy", configured: (c) => c.unauthenticated_policy !== undefined },
-  { where: "static_auth", configured: (c) => c.static_auth !== undefined },
-  { where: "signer_state", configured: (c) => c.signer_state !== undefined },
   { where: "opentelemetry.enabled", configured: (c) => c.opentelemetry.enabled },
   { where: "server.seccomp", configured: (c) => c.server.seccomp },
 ];

@@ -1,7 +1,9 @@
 import { resolve } from "node:path";
 import type { AnyElysia } from "elysia";
 import type { SlashingStore } from "../antislashing/store";
+import type { AuthMode } from "../auth/authenticator";
 import type { Config } from "../config/schema";
+import type { Authenticate } from "../http/access";
 import { KEYSTORES_PATH, keyManagerRoutes } from "../http/routes/keymanager";
 import { KeyManagerService } from "../keys/key-manager";
 import type { KeyStore } from "../keys/key-store";
@@ -18,7 +20,14 @@ export interface KeyManagerWiring {
 
 export function wireKeyManager(
   config: Config,
-  deps: { keys: KeyStore; bls: BlsBackend; store: SlashingStore; logger: Logger },
+  deps: {
+    keys: KeyStore;
+    bls: BlsBackend;
+    store: SlashingStore;
+    logger: Logger;
+    authenticate: Authenticate;
+    authMode: AuthMode;
+  },
 ): KeyManagerWiring {
   const km = config.key_sources.key_manager_api;
   if (!km.enabled)
@@ -47,7 +56,7 @@ export function wireKeyManager(
     );
   const isKeyManager = (request: Request) => new URL(request.url).pathname === KEYSTORES_PATH;
   return {
-    routes: [keyManagerRoutes(service, { reads, writes })],
+    routes: [keyManagerRoutes(service, { reads, writes }, deps.authenticate)],
     timeoutMsFor: (request) =>
       isKeyManager(request) ? km.request_timeout_seconds * 1000 : undefined,
     maxBodyBytesFor: (request) => (isKeyManager(request) ? km.max_request_body_bytes : undefined),

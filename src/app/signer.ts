@@ -2,10 +2,13 @@ import type { AnyElysia } from "elysia";
 import { StoreGuard } from "../antislashing/guard";
 import type { SlashingStore } from "../antislashing/store";
 import type { Config } from "../config/schema";
+import { authenticateWith } from "../http/access";
 import { createHttpApp } from "../http/app";
 import { corsPolicy } from "../http/cors";
+import { authApiRoutes } from "../http/routes/auth-api";
 import { healthRoutes } from "../http/routes/health";
 import { signingRoutes } from "../http/routes/signing";
+import { statusRoutes } from "../http/routes/status";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
 import { KeyStore } from "../keys/key-store";
 import { HealthRegistry } from "../observability/health";
@@ -17,6 +20,7 @@ import { JobLimiter } from "../signing/limiter";
 import { resolveNetwork } from "../signing/network";
 import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
+import { wireAuth } from "./auth";
 import { wireKeyManager } from "./keymanager";
 import { keysHealth, loadConfiguredKeys } from "./keys";
 import { openSlashingStore, schedulePruning, slashingHealth } from "./slashing";
@@ -28,7 +32,11 @@ export interface RunningSigner {
 }
 
 /** The composition root: the one place that knows which concrete parts make up a signer. */
-export async function startSigner(config: Config, logger: Logger): Promise<RunningSigner> {
+export async function startSigner(
+  config: Config,
+  logger: Logger,
+  env: Record<string, string | undefined> = process.env,
+): Promise<RunningSigner> {
   const log = logger.child("app");
   if (config.antislashing.backend === "noop") {
     log.warn(
@@ -42,7 +50,7 @@ export async function startSigner(config: Config, logger: Logger): Promise<Runni
   const store = await openSlashingStore(config, logger);
   log.info("slashing protection", { backend: store.backend, strategy: store.strategy });
   try {
-    return await startWithStore(config, logger, bls, store);
+    return await startWithStore(config, logger, bls, store, env);
   } catch (error) {
     await store.close().catch(() => {});
     throw error;
@@ -54,8 +62,12 @@ async function startWithStore(
   logger: Logger,
   bls: BlsBackend,
   store: SlashingStore,
+  env: Record<string, string | undefined>,
 ): Promise<RunningSigner> {
   const log = logger.child("app");
+  const auth = await wireAuth(config, env, logger);
+  log.info("auth", { mode: auth.authenticator.mode });
+  const authenticate = authenticateWith(auth.authenticator);
   const keys = new KeyStore();
   const keySummary = await loadConfiguredKeys(config, keys, bls, logger);
   if (keys.count() === 0)
@@ -94,8 +106,27 @@ async function startWithStore(
     canaries: new CanaryMonitor(config.canary_keys, new MemoryCounter(), logger.child("canary")),
     logger: logger.child("signing"),
   });
-  const keyManager = wireKeyManager(config, { keys, bls, store, logger });
-  const routes: AnyElysia[] = [healthRoutes(health), signingRoutes(signing), ...keyManager.routes];
+  const keyManager = wireKeyManager(config, {
+    keys,
+    bls,
+    store,
+    logger,
+    authenticate,
+    authMode: auth.authenticator.mode,
+  });
+  const status = () => ({
+    version: VERSION,
+    auth_mode: auth.authenticator.mode,
+    seal_state: "unsealed",
+    keys: { filesystem: keys.count("filesystem") },
+  });
+  const routes: AnyElysia[] = [
+    healthRoutes(health),
+    signingRoutes(signing, authenticate),
+    statusRoutes(status, authenticate),
+    ...keyManager.routes,
+  ];
+  if (auth.admin) routes.push(authApiRoutes(auth.admin, authenticate));
   const app = createHttpApp({
     routes,
     maxBodyBytesFor: keyManager.maxBodyBytesFor,
@@ -130,6 +161,7 @@ async function startWithStore(
         Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false),
       ]);
       stopPruning();
+      await auth.close();
       await store.close();
       return { forced: forced || !idle };
     },

@@ -55,3 +55,20 @@ export function ipv6Bytes(address: string): Uint8Array | undefined {
   }
   return bytes;
 }
+
+/** Whether `address` (as Bun reports a peer: IPv4, IPv6, or IPv4-mapped IPv6) lies in `cidr`. */
+export function cidrContains(cidr: Cidr, address: string): boolean {
+  const mapped = address.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i)?.[1];
+  const bytes = mapped
+    ? ipv4Bytes(mapped)
+    : address.includes(":")
+      ? ipv6Bytes(address)
+      : ipv4Bytes(address);
+  if (!bytes || bytes.length !== cidr.bytes.length) return false;
+  const whole = Math.floor(cidr.prefix / 8);
+  for (let i = 0; i < whole; i++) if (bytes[i] !== cidr.bytes[i]) return false;
+  const rest = cidr.prefix % 8;
+  if (rest === 0) return true;
+  const mask = (0xff << (8 - rest)) & 0xff;
+  return ((bytes[whole] ?? 0) & mask) === ((cidr.bytes[whole] ?? 0) & mask);
+}

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { VERSION, versionLine } from "../version";
 import { configCommand } from "./config";
+import { operatorCommand } from "./operator/index";
 import { serveCommand } from "./serve";
 import { slashingCommand } from "./slashing";
 
@@ -9,15 +10,6 @@ const versionCommand = defineCommand({
   run() {
     process.stdout.write(`${versionLine()}\n`);
   },
-});
-
-/** Operator commands talk to a running signer over HTTP; they arrive with the auth and seal features. */
-const operatorCommand = defineCommand({
-  meta: {
-    name: "operator",
-    description: "Operator commands for a running signer (none in this version)",
-  },
-  subCommands: {},
 });
 
 export const rootCommand = defineCommand({

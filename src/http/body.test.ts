@@ -40,6 +40,12 @@ describe("readJsonBody", () => {
     expect(await readJsonBody(post("null"), 1024)).toBeNull();
   });
 
+  test("an empty DELETE body is no body at all", async () => {
+    expect(
+      await readJsonBody(new Request(URL_, { method: "DELETE", body: "" }), 1024),
+    ).toBeUndefined();
+  });
+
   test("an empty body is invalid_request", async () => {
     const err = await errorOf(readJsonBody(post(""), 1024));
     expect(err.code).toBe("invalid_request");

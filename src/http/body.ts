@@ -5,10 +5,15 @@ import { SigilError } from "../errors";
  * declared length first and again while streaming, so a chunked or lying client cannot push
  * more than `limitBytes` into memory. Parse errors never echo the body: it may hold secrets.
  */
+const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+
 export async function readJsonBody(request: Request, limitBytes: number): Promise<unknown> {
   const bytes = await readBodyBytes(request, limitBytes);
-  if (bytes.length === 0)
+  if (bytes.length === 0) {
+    // A DELETE that names its target in the path may carry a JSON content type and no body.
+    if (!METHODS_WITH_BODY.has(request.method)) return undefined;
     throw new SigilError("invalid_request", "request body is empty; expected JSON");
+  }
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

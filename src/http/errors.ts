@@ -10,7 +10,13 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   slashing_db_unavailable: 503,
   malformed_json: 400,
   invalid_utf8: 400,
+  unauthorized: 401,
+  invalid_token: 401,
+  forbidden: 403,
   cors_origin_denied: 403,
+  policy_not_found: 404,
+  token_not_found: 404,
+  policy_exists: 409,
   not_found: 404,
   payload_too_large: 413,
   internal_error: 500,
@@ -33,5 +39,7 @@ export function responseForError(error: unknown): Response {
   if (!isSigilError(error)) return errorResponse("internal_error", "internal error");
   const headers: Record<string, string> =
     error.retryAfterSeconds === undefined ? {} : { "retry-after": String(error.retryAfterSeconds) };
+  if (STATUS_BY_CODE[error.code] === 401)
+    headers["www-authenticate"] = 'Bearer realm="sigil", Basic realm="sigil"';
   return errorResponse(error.code, error.message, headers);
 }

@@ -6,6 +6,7 @@ import {
   SlashingImportError,
   type SlashingStore,
 } from "../antislashing/store";
+import { type Principal, visibleKeys } from "../auth/authenticator";
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
 import type { BlsBackend } from "../signing/bls/backend";
@@ -46,8 +47,11 @@ export class KeyManagerService {
 
   constructor(private readonly deps: KeyManagerDeps) {}
 
-  list(): { validating_pubkey: string; derivation_path?: string; readonly: boolean }[] {
-    return this.deps.keys.pubkeys().map((pubkey) => {
+  /** The keys the caller may see (list_keys is evaluated per key). */
+  list(
+    principal: Principal,
+  ): { validating_pubkey: string; derivation_path?: string; readonly: boolean }[] {
+    return visibleKeys(principal, "list_keys", this.deps.keys.pubkeys()).map((pubkey) => {
       const entry = this.deps.keys.get(pubkey);
       return { validating_pubkey: pubkey, readonly: entry?.readonly ?? true };
     });

@@ -8,6 +8,7 @@ import type { CanaryMonitor } from "./canary";
 import type { JobLimiter } from "./limiter";
 import type { NetworkConstants } from "./network";
 import { parseSigningRequest } from "./parse";
+import type { SigningRequest } from "./request";
 
 export interface SigningServiceDeps {
   keys: KeyStore;
@@ -17,6 +18,11 @@ export interface SigningServiceDeps {
   network: NetworkConstants;
   canaries: CanaryMonitor;
   logger: Logger;
+}
+
+export interface PreparedSignature {
+  readonly pubkey: string;
+  readonly request: SigningRequest;
 }
 
 export interface SignContext {
@@ -31,9 +37,16 @@ export interface SignContext {
 export class SigningService {
   constructor(private readonly deps: SigningServiceDeps) {}
 
-  async sign(identifier: string, body: unknown, context: SignContext): Promise<Uint8Array> {
-    const pubkey = pubkeyFromIdentifier(identifier);
-    const request = parseSigningRequest(body, this.deps.network);
+  /** Validates the path and body; no key lookup yet, so that authorization can come first. */
+  prepare(identifier: string, body: unknown): PreparedSignature {
+    return {
+      pubkey: pubkeyFromIdentifier(identifier),
+      request: parseSigningRequest(body, this.deps.network),
+    };
+  }
+
+  async sign(prepared: PreparedSignature, context: SignContext): Promise<Uint8Array> {
+    const { pubkey, request } = prepared;
     if (!this.deps.keys.get(pubkey)) throw unknownKey(pubkey);
     const log = this.deps.logger;
     return this.deps.limiter.run(async () => {

@@ -23,6 +23,8 @@ export interface RunningDynamo {
   client(): DynamoDBClient;
   /** Creates a table with sigil's slashing-protection layout (partition key `pubkey`, string). */
   createSlashingTable(name: string): Promise<void>;
+  /** Creates a table with sigil's signer_state layout (partition key `pk`, sort key `sk`, strings). */
+  createStateTable(name: string): Promise<void>;
   /** Destroys every client made here and closes the server. Idempotent. */
   stop(): Promise<void>;
 }
@@ -89,6 +91,28 @@ export async function startDynamo(): Promise<RunningDynamo> {
             TableName: name,
             AttributeDefinitions: [{ AttributeName: "pubkey", AttributeType: "S" }],
             KeySchema: [{ AttributeName: "pubkey", KeyType: "HASH" }],
+            BillingMode: "PAY_PER_REQUEST",
+          }),
+        );
+        await waitUntilActive(admin, name);
+      } finally {
+        admin.destroy();
+      }
+    },
+    async createStateTable(name) {
+      const admin = dynamoClient(endpoint);
+      try {
+        await admin.send(
+          new CreateTableCommand({
+            TableName: name,
+            AttributeDefinitions: [
+              { AttributeName: "pk", AttributeType: "S" },
+              { AttributeName: "sk", AttributeType: "S" },
+            ],
+            KeySchema: [
+              { AttributeName: "pk", KeyType: "HASH" },
+              { AttributeName: "sk", KeyType: "RANGE" },
+            ],
             BillingMode: "PAY_PER_REQUEST",
           }),
         );

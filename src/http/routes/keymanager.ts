@@ -1,6 +1,8 @@
 import { Elysia } from "elysia";
+import { authorize } from "../../auth/authenticator";
 import type { KeyManagerService } from "../../keys/key-manager";
 import type { JobLimiter } from "../../signing/limiter";
+import type { Authenticate } from "../access";
 import { requestMeta } from "../request-meta";
 
 export const KEYSTORES_PATH = "/eth/v1/keystores";
@@ -12,15 +14,22 @@ export const KEYSTORES_PATH = "/eth/v1/keystores";
 export function keyManagerRoutes(
   service: KeyManagerService,
   limits: { reads: JobLimiter; writes: JobLimiter },
+  authenticate: Authenticate,
 ) {
   return new Elysia()
-    .get(KEYSTORES_PATH, ({ request }) =>
-      limits.reads.run(() => ({ data: service.list() }), requestMeta(request).deadline),
-    )
-    .post(KEYSTORES_PATH, ({ body, request }) =>
-      limits.writes.run(() => service.import(body), requestMeta(request).deadline),
-    )
-    .delete(KEYSTORES_PATH, ({ body, request }) =>
-      limits.reads.run(() => service.delete(body), requestMeta(request).deadline),
-    );
+    .get(KEYSTORES_PATH, async ({ request }) => {
+      const principal = await authenticate(request);
+      return limits.reads.run(
+        () => ({ data: service.list(principal) }),
+        requestMeta(request).deadline,
+      );
+    })
+    .post(KEYSTORES_PATH, async ({ body, request }) => {
+      authorize(await authenticate(request), { scope: "import_keystores" });
+      return limits.writes.run(() => service.import(body), requestMeta(request).deadline);
+    })
+    .delete(KEYSTORES_PATH, async ({ body, request }) => {
+      authorize(await authenticate(request), { scope: "delete_keys" });
+      return limits.reads.run(() => service.delete(body), requestMeta(request).deadline);
+    });
 }

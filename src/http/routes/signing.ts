@@ -1,5 +1,7 @@
 import { Elysia } from "elysia";
+import { authorize, visibleKeys } from "../../auth/authenticator";
 import type { SigningService } from "../../signing/service";
+import type { Authenticate } from "../access";
 import { requestMeta } from "../request-meta";
 
 /** Web3Signer's rule: JSON for `application/json` (or a wildcard that admits it), else bare hex. */
@@ -18,16 +20,25 @@ function signatureResponse(signature: Uint8Array, accept: string | null): Respon
     : new Response(hex, { headers: { "content-type": "text/plain; charset=utf-8" } });
 }
 
-/** POST /api/v1/eth2/sign/{pubkey} and GET /api/v1/eth2/publicKeys. */
-export function signingRoutes(service: SigningService) {
+/** POST /api/v1/eth2/sign/{pubkey} (scope sign) and GET /api/v1/eth2/publicKeys (scope public_keys). */
+export function signingRoutes(service: SigningService, authenticate: Authenticate) {
   return new Elysia()
     .post("/api/v1/eth2/sign/:identifier", async ({ params, body, request }) => {
+      const principal = await authenticate(request);
+      const prepared = service.prepare(params.identifier, body);
+      authorize(principal, {
+        scope: "sign",
+        pubkey: prepared.pubkey,
+        operation: prepared.request.operation,
+      });
       const meta = requestMeta(request);
-      const signature = await service.sign(params.identifier, body, {
+      const signature = await service.sign(prepared, {
         requestId: meta.id,
         deadline: meta.deadline,
       });
       return signatureResponse(signature, request.headers.get("accept"));
     })
-    .get("/api/v1/eth2/publicKeys", () => Response.json(service.publicKeys()));
+    .get("/api/v1/eth2/publicKeys", async ({ request }) =>
+      Response.json(visibleKeys(await authenticate(request), "public_keys", service.publicKeys())),
+    );
 }

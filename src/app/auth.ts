@@ -1,0 +1,135 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { AuthAdminService } from "../auth/admin";
+import {
+  type Authenticator,
+  legacyAuthenticator,
+  noAuth,
+  type StaticToken,
+  statefulAuthenticator,
+  staticAuthenticator,
+} from "../auth/authenticator";
+import { legacyPolicyRules } from "../auth/legacy";
+import type { Policy } from "../auth/types";
+import type { Config } from "../config/schema";
+import { resolveSecret } from "../config/validate";
+import { normalizePubkey } from "../keys/pubkey";
+import type { Logger } from "../observability/log";
+import type { SignerStateStore } from "../state/store";
+
+export interface AuthWiring {
+  authenticator: Authenticator;
+  /** The Auth API's service, in stateful mode only. */
+  admin?: AuthAdminService;
+  close(): Promise<void>;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Chooses the auth mode from the (already validated) configuration. */
+export async function wireAuth(config: Config, env: Env, logger: Logger): Promise<AuthWiring> {
+  const none = async () => {};
+  if (config.signer_state) return wireStateful(config, logger);
+  if (config.static_auth)
+    return { authenticator: staticMode(config.static_auth, env), close: none };
+  if (config.auth_policies || config.unauthenticated_policy) {
+    const tokens = Object.entries(config.auth_policies ?? {}).map(([name, policy]) => ({
+      token: secret(policy.token, env),
+      policy: { name, rules: legacyPolicyRules(policy) },
+    }));
+    const open = config.unauthenticated_policy;
+    const unauthenticated = open
+      ? { name: "unauthenticated_policy", rules: legacyPolicyRules(open) }
+      : undefined;
+    return { authenticator: legacyAuthenticator(tokens, unauthenticated), close: none };
+  }
+  return { authenticator: noAuth, close: none };
+}
+
+function secret(value: string, env: Env): string {
+  const resolved = resolveSecret(value, env);
+  // Validation at load already refused unset variables; this guards a changed environment.
+  if (!resolved.ok) throw new Error(`environment variable ${resolved.variable} is not set`);
+  return resolved.value;
+}
+
+function staticMode(auth: NonNullable<Config["static_auth"]>, env: Env): Authenticator {
+  const policies = new Map<string, Policy>(
+    auth.policies.map((p) => [
+      p.name,
+      {
+        name: p.name,
+        rules: p.rules.map((r) => ({ ...r, keys: r.keys?.map(normalizePubkey) })),
+      } as Policy,
+    ]),
+  );
+  const byName = (names: readonly string[]) => names.flatMap((n) => policies.get(n) ?? []);
+  const tokens: StaticToken[] = (auth.tokens ?? []).map((t, i) => ({
+    secret: secret(t.secret, env),
+    policies: byName(t.policies),
+    cidrs: t.token_bound_cidrs ?? [],
+    label: `static_auth.tokens[${i}]`,
+  }));
+  return staticAuthenticator(tokens, auth.anonymous ? byName(auth.anonymous.policies) : undefined);
+}
+
+const EXPIRED_TOKEN_SWEEP_MS = 10 * 60_000;
+
+async function wireStateful(config: Config, logger: Logger): Promise<AuthWiring> {
+  const log = logger.child("auth");
+  const store = await openSignerState(config, logger);
+  const admin = new AuthAdminService(store);
+  const setupToken = await admin.issueSetupTokenIfUninitialized();
+  if (setupToken) {
+    // The spec's bootstrap: the one-time setup token is printed once, on an uninitialized store.
+    log.warn("signer_state has no management token yet; one-time setup token follows", {
+      setup_token: setupToken,
+      next: "sigil operator generate-root-token --setup-token <token>",
+    });
+  }
+  const sweep = setInterval(() => {
+    store.deleteExpiredTokens(Date.now()).catch((error: unknown) => {
+      log.warn("could not delete expired tokens", { error: String(error) });
+    });
+  }, EXPIRED_TOKEN_SWEEP_MS);
+  sweep.unref();
+  return {
+    authenticator: statefulAuthenticator(store),
+    admin,
+    async close() {
+      clearInterval(sweep);
+      await store.close();
+    },
+  };
+}
+
+async function openSignerState(config: Config, logger: Logger): Promise<SignerStateStore> {
+  const state = config.signer_state;
+  const log = logger.child("state");
+  switch (state?.backend) {
+    case "postgres": {
+      const { openPostgresState } = await import("../state/postgres");
+      return openPostgresState({
+        url: state.url ?? "",
+        poolSize: state.pool_size,
+        forceIpv4: state.force_ipv4,
+        logger: log,
+      });
+    }
+    case "dynamodb": {
+      const { openDynamoState } = await import("../state/dynamodb");
+      return openDynamoState({
+        table: state.table ?? "",
+        client: new DynamoDBClient({}),
+        logger: log,
+      });
+    }
+    default: {
+      const path = state?.path ?? "./signer_state.sqlite";
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      const { openSqliteState } = await import("../state/sqlite");
+      return openSqliteState(path);
+    }
+  }
+}

@@ -1,0 +1,165 @@
+import { SigilError } from "../errors";
+import type { SignerStateStore } from "../state/store";
+import { type Cidr, cidrContains, parseCidr } from "./cidr";
+import { evaluate, filterAllowedKeys, routeAllowed } from "./policy";
+import type { Scope } from "./scopes";
+import { hashToken, presentedToken, secretsEqual } from "./tokens";
+import type { AccessRequest, Policy } from "./types";
+
+/** Who is calling: everything allowed (no auth, management token) or the policies bound to them. */
+export type Principal =
+  | { readonly kind: "unrestricted"; readonly management: boolean }
+  | { readonly kind: "policies"; readonly policies: readonly Policy[]; readonly label: string };
+
+export type AuthMode = "none" | "legacy" | "stateless" | "stateful";
+
+/** Resolves the caller from the Authorization header and source address, or throws 401/403. */
+export interface Authenticator {
+  readonly mode: AuthMode;
+  authenticate(authorization: string | null, clientIp: string | undefined): Promise<Principal>;
+}
+
+const OPEN: Principal = { kind: "unrestricted", management: false };
+
+export const noAuth: Authenticator = { mode: "none", authenticate: async () => OPEN };
+
+function missingToken(): SigilError {
+  return new SigilError(
+    "unauthorized",
+    "a token is required (Authorization: Bearer, or HTTP Basic password)",
+  );
+}
+
+function invalidToken(why = "invalid token"): SigilError {
+  return new SigilError("invalid_token", why);
+}
+
+function presented(authorization: string | null): string | undefined {
+  const token = presentedToken(authorization);
+  if (token.kind === "malformed") throw new SigilError("unauthorized", token.reason);
+  return token.kind === "token" ? token.value : undefined;
+}
+
+function fromAllowedAddress(cidrs: readonly Cidr[], clientIp: string | undefined): boolean {
+  return (
+    cidrs.length === 0 ||
+    (clientIp !== undefined && cidrs.some((cidr) => cidrContains(cidr, clientIp)))
+  );
+}
+
+function addressRefused(): SigilError {
+  return new SigilError(
+    "forbidden",
+    "this token is not accepted from this source address (token_bound_cidrs)",
+  );
+}
+
+/** Legacy `auth_policies`: a token names one policy; an unknown token is 403 (spec). */
+export function legacyAuthenticator(
+  tokens: readonly { token: string; policy: Policy }[],
+  unauthenticated: Policy | undefined,
+): Authenticator {
+  return {
+    mode: "legacy",
+    async authenticate(authorization) {
+      const token = presented(authorization);
+      if (token === undefined) {
+        if (!unauthenticated) throw missingToken();
+        return { kind: "policies", policies: [unauthenticated], label: "unauthenticated_policy" };
+      }
+      // Every entry is compared, so the time taken does not depend on which one matches.
+      const match = tokens.filter((entry) => secretsEqual(entry.token, token))[0];
+      if (!match) throw new SigilError("forbidden", "unknown token");
+      return { kind: "policies", policies: [match.policy], label: match.policy.name };
+    },
+  };
+}
+
+export interface StaticToken {
+  readonly secret: string;
+  readonly policies: readonly Policy[];
+  readonly cidrs: readonly string[];
+  readonly label: string;
+}
+
+/** Stateless `static_auth`: config-declared tokens and optional anonymous policies. */
+export function staticAuthenticator(
+  tokens: readonly StaticToken[],
+  anonymous: readonly Policy[] | undefined,
+): Authenticator {
+  const entries = tokens.map((t) => ({
+    ...t,
+    parsed: t.cidrs.map((c) => parseCidr(c)).filter((c): c is Cidr => !!c),
+  }));
+  return {
+    mode: "stateless",
+    async authenticate(authorization, clientIp) {
+      const token = presented(authorization);
+      if (token === undefined) {
+        if (!anonymous) throw missingToken();
+        return { kind: "policies", policies: anonymous, label: "anonymous" };
+      }
+      const match = entries.filter((entry) => secretsEqual(entry.secret, token))[0];
+      if (!match) throw invalidToken();
+      if (!fromAllowedAddress(match.parsed, clientIp)) throw addressRefused();
+      return { kind: "policies", policies: match.policies, label: match.label };
+    },
+  };
+}
+
+/**
+ * Stateful: tokens and policies live in signer_state and are read on every request, so a revoke
+ * or a policy change applies to the very next request. Expired or revoked tokens are 401, never
+ * downgraded to anonymous access.
+ */
+export function statefulAuthenticator(
+  store: SignerStateStore,
+  now: () => number = Date.now,
+): Authenticator {
+  return {
+    mode: "stateful",
+    async authenticate(authorization, clientIp) {
+      const token = presented(authorization);
+      if (token === undefined) throw missingToken();
+      const record = await store.findToken(hashToken(token));
+      if (!record || record.kind === "setup") throw invalidToken();
+      if (record.expiresAt !== undefined && record.expiresAt <= now())
+        throw invalidToken("token expired");
+      if (record.kind === "management") return { kind: "unrestricted", management: true };
+      const cidrs = record.cidrs.map((c) => parseCidr(c)).filter((c): c is Cidr => !!c);
+      if (!fromAllowedAddress(cidrs, clientIp)) throw addressRefused();
+      const policies = await Promise.all(record.policies.map((name) => store.getPolicy(name)));
+      return {
+        kind: "policies",
+        policies: policies.filter((p): p is Policy => p !== undefined),
+        label: `token ${record.accessor}`,
+      };
+    },
+  };
+}
+
+/** Throws 403 unless the principal may make this request. */
+export function authorize(principal: Principal, request: AccessRequest): void {
+  if (principal.kind === "unrestricted") return;
+  const decision = evaluate(principal.policies, request);
+  if (!decision.allowed) throw new SigilError("forbidden", decision.reason);
+}
+
+/** For listing routes: the keys the principal may see, or 403 when it has no grant for the scope. */
+export function visibleKeys(
+  principal: Principal,
+  scope: Scope,
+  pubkeys: readonly string[],
+): string[] {
+  if (principal.kind === "unrestricted") return [...pubkeys];
+  if (!routeAllowed(principal.policies, scope, pubkeys)) {
+    throw new SigilError("forbidden", `no policy allows scope ${scope}`);
+  }
+  return filterAllowedKeys(principal.policies, scope, pubkeys);
+}
+
+export function requireManagement(principal: Principal): void {
+  if (principal.kind !== "unrestricted" || !principal.management) {
+    throw new SigilError("forbidden", "this route needs the management token");
+  }
+}

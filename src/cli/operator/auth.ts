@@ -1,0 +1,316 @@
+import { defineCommand } from "citty";
+import { EXIT_USAGE, fail } from "../exit";
+import { call, clientFromFlags, connectionArgs, jsonArgs, tokenArgs } from "./client";
+import {
+  booleanFlag,
+  type FlagValues,
+  inlineOrFile,
+  listFlag,
+  parseFlags,
+  requiredFlag,
+  stringFlag,
+} from "./flags";
+import {
+  asRecord,
+  dataArray,
+  formatFields,
+  formatTable,
+  list,
+  note,
+  printJson,
+  printText,
+  text,
+} from "./output";
+
+const API = "/api/v1/signer/auth";
+
+const commonArgs = { ...connectionArgs, ...tokenArgs, ...jsonArgs } as const;
+
+const nameArgs = {
+  name: { type: "string", valueHint: "name", description: "Policy name (required)" },
+} as const;
+
+const rulesArgs = {
+  rules: {
+    type: "string",
+    valueHint: "json|@file",
+    description:
+      'JSON array of rules, e.g. \'[{"effect":"allow","scopes":["sign"]}]\', or @file.json (@- for standard input) (required)',
+  },
+} as const;
+
+const RULE_FIELDS = new Set(["effect", "scopes", "keys", "operations"]);
+
+/**
+ * `--rules`: a JSON array of Rule ({effect, scopes?, keys?, operations?}). Only the shape is
+ * checked here; scope, key and operation names are the server's to judge (400 invalid_request).
+ */
+export function parseRules(
+  raw: string,
+): { ok: true; rules: unknown[] } | { ok: false; reason: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    return {
+      ok: false,
+      reason: `not valid JSON (${error instanceof Error ? error.message : error})`,
+    };
+  }
+  if (!Array.isArray(parsed)) return { ok: false, reason: "must be a JSON array of rules" };
+  for (const [i, rule] of parsed.entries()) {
+    const where = `rule ${i + 1}`;
+    if (typeof rule !== "object" || rule === null || Array.isArray(rule))
+      return { ok: false, reason: `${where} is not an object` };
+    const record = rule as Record<string, unknown>;
+    const unknown = Object.keys(record).find((key) => !RULE_FIELDS.has(key));
+    if (unknown !== undefined)
+      return {
+        ok: false,
+        reason: `${where}: unknown field "${unknown}" (fields: effect, scopes, keys, operations)`,
+      };
+    if (record.effect !== "allow" && record.effect !== "deny")
+      return { ok: false, reason: `${where}: effect must be "allow" or "deny"` };
+    for (const field of ["scopes", "keys", "operations"]) {
+      const value = record[field];
+      if (
+        value !== undefined &&
+        !(Array.isArray(value) && value.every((v) => typeof v === "string"))
+      )
+        return { ok: false, reason: `${where}: ${field} must be an array of strings` };
+    }
+  }
+  return { ok: true, rules: parsed };
+}
+
+function rulesFlag(values: FlagValues): unknown[] {
+  const raw = requiredFlag(values, "rules", "a JSON array of rules, or @file.json");
+  const parsed = parseRules(inlineOrFile("rules", raw));
+  if (!parsed.ok) fail(`--rules: ${parsed.reason}`, EXIT_USAGE);
+  return parsed.rules;
+}
+
+function policyPath(name: string): string {
+  return `${API}/policies/${encodeURIComponent(name)}`;
+}
+
+/** A dimension a rule does not name matches anything; an empty list matches nothing. */
+function dimension(value: unknown): string {
+  return list(value, Array.isArray(value) ? "none" : "any");
+}
+
+function formatPolicy(body: unknown): string {
+  const policy = asRecord(body);
+  const rules = Array.isArray(policy.rules) ? policy.rules : [];
+  const head = `policy ${text(policy.name)}`;
+  if (rules.length === 0) return `${head}\n(no rules: denies everything)`;
+  const rows = rules.map((rule, i) => {
+    const r = asRecord(rule);
+    return [
+      String(i + 1),
+      text(r.effect),
+      dimension(r.scopes),
+      dimension(r.operations),
+      dimension(r.keys),
+    ];
+  });
+  return `${head}\n\n${formatTable(["#", "EFFECT", "SCOPES", "OPERATIONS", "KEYS"], rows)}`;
+}
+
+function printPolicy(values: FlagValues, body: unknown): void {
+  if (booleanFlag(values, "json")) printJson(body);
+  else printText(formatPolicy(body));
+}
+
+const policyCreate = defineCommand({
+  meta: { name: "create", description: "Create a policy" },
+  args: { ...nameArgs, ...rulesArgs, ...commonArgs },
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, { ...nameArgs, ...rulesArgs, ...commonArgs });
+    const name = requiredFlag(values, "name", "the policy name");
+    const rules = rulesFlag(values);
+    const client = clientFromFlags(values, true);
+    const { body } = await call(client, "POST", `${API}/policies`, { body: { name, rules } });
+    printPolicy(values, body);
+  },
+});
+
+const policyList = defineCommand({
+  meta: { name: "list", description: "List the policies" },
+  args: commonArgs,
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, commonArgs);
+    const client = clientFromFlags(values, true);
+    const { body } = await call(client, "GET", `${API}/policies`);
+    if (booleanFlag(values, "json")) return printJson(body);
+    const policies = dataArray(body).map(asRecord);
+    if (policies.length === 0) return note("no policies");
+    const rows = policies.map((p) => {
+      const rules = Array.isArray(p.rules) ? p.rules.map(asRecord) : [];
+      const count = (effect: string) => rules.filter((r) => r.effect === effect).length;
+      return [text(p.name), String(rules.length), String(count("allow")), String(count("deny"))];
+    });
+    printText(formatTable(["NAME", "RULES", "ALLOW", "DENY"], rows));
+  },
+});
+
+const policyGet = defineCommand({
+  meta: { name: "get", description: "Show one policy" },
+  args: { ...nameArgs, ...commonArgs },
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, { ...nameArgs, ...commonArgs });
+    const name = requiredFlag(values, "name", "the policy name");
+    const client = clientFromFlags(values, true);
+    const { body } = await call(client, "GET", policyPath(name));
+    printPolicy(values, body);
+  },
+});
+
+const policyUpdate = defineCommand({
+  meta: { name: "update", description: "Replace the rules of a policy" },
+  args: { ...nameArgs, ...rulesArgs, ...commonArgs },
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, { ...nameArgs, ...rulesArgs, ...commonArgs });
+    const name = requiredFlag(values, "name", "the policy name");
+    const rules = rulesFlag(values);
+    const client = clientFromFlags(values, true);
+    const { body } = await call(client, "PUT", policyPath(name), { body: { rules } });
+    printPolicy(values, body);
+  },
+});
+
+const policyDelete = defineCommand({
+  meta: { name: "delete", description: "Delete a policy" },
+  args: { ...nameArgs, ...commonArgs },
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, { ...nameArgs, ...commonArgs });
+    const name = requiredFlag(values, "name", "the policy name");
+    const client = clientFromFlags(values, true);
+    await call(client, "DELETE", policyPath(name));
+    note(`deleted policy ${name}`);
+  },
+});
+
+const tokenCreateArgs = {
+  policies: {
+    type: "string",
+    valueHint: "a,b",
+    description: "Policies bound to the token, comma-separated (required)",
+  },
+  "ttl-seconds": {
+    type: "string",
+    valueHint: "n",
+    description: "Lifetime in seconds (required)",
+  },
+  "token-bound-cidrs": {
+    type: "string",
+    valueHint: "cidr,cidr",
+    description: "Source CIDRs the token is restricted to, comma-separated (default: any)",
+  },
+} as const;
+
+const tokenCreate = defineCommand({
+  meta: {
+    name: "create",
+    description: "Mint a client token (printed once: store it when it is shown)",
+  },
+  args: { ...tokenCreateArgs, ...commonArgs },
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, { ...tokenCreateArgs, ...commonArgs });
+    const policies = listFlag(requiredFlag(values, "policies", "comma-separated policy names"));
+    if (policies.length === 0) fail("--policies names no policy", EXIT_USAGE);
+    const ttl = requiredFlag(values, "ttl-seconds", "the token lifetime in seconds");
+    if (!/^[1-9]\d*$/.test(ttl) || !Number.isSafeInteger(Number(ttl)))
+      fail(`--ttl-seconds: "${ttl}" is not a positive whole number of seconds`, EXIT_USAGE);
+    const cidrs = stringFlag(values, "token-bound-cidrs");
+    const body = {
+      policies,
+      ttl_seconds: Number(ttl),
+      ...(cidrs !== undefined ? { token_bound_cidrs: listFlag(cidrs) } : {}),
+    };
+    const client = clientFromFlags(values, true);
+    const response = await call(client, "POST", `${API}/tokens`, { body });
+    if (booleanFlag(values, "json")) printJson(response.body);
+    else {
+      const t = asRecord(response.body);
+      printText(
+        formatFields([
+          ["token", text(t.token)],
+          ["accessor", text(t.accessor)],
+          ["policies", list(t.policies, "-")],
+          ["token_bound_cidrs", list(t.token_bound_cidrs, "any")],
+          ["created_at", text(t.created_at)],
+          ["expires_at", text(t.expires_at, "never")],
+        ]),
+      );
+    }
+    note(
+      "The token is shown only this once and cannot be retrieved again: hand it to its client now. Revoke it by its accessor.",
+    );
+  },
+});
+
+const tokenList = defineCommand({
+  meta: { name: "list", description: "List the tokens (accessors and metadata, never the tokens)" },
+  args: commonArgs,
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, commonArgs);
+    const client = clientFromFlags(values, true);
+    const { body } = await call(client, "GET", `${API}/tokens`);
+    if (booleanFlag(values, "json")) return printJson(body);
+    const tokens = dataArray(body).map(asRecord);
+    if (tokens.length === 0) return note("no tokens");
+    const rows = tokens.map((t) => [
+      text(t.accessor),
+      text(t.kind),
+      list(t.policies, "-"),
+      list(t.token_bound_cidrs, "any"),
+      text(t.created_at),
+      text(t.expires_at, "never"),
+    ]);
+    printText(formatTable(["ACCESSOR", "KIND", "POLICIES", "CIDRS", "CREATED", "EXPIRES"], rows));
+  },
+});
+
+const accessorArgs = {
+  accessor: {
+    type: "string",
+    valueHint: "id",
+    description: "Accessor of the token to revoke, from token list (required)",
+  },
+} as const;
+
+const tokenRevoke = defineCommand({
+  meta: { name: "revoke", description: "Revoke a token by its accessor" },
+  args: { ...accessorArgs, ...commonArgs },
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, { ...accessorArgs, ...commonArgs });
+    const accessor = requiredFlag(values, "accessor", "the token's accessor, from token list");
+    const client = clientFromFlags(values, true);
+    await call(client, "DELETE", `${API}/tokens/${encodeURIComponent(accessor)}`);
+    note(`revoked token ${accessor}`);
+  },
+});
+
+export const authCommand = defineCommand({
+  meta: {
+    name: "auth",
+    description: "Manage policies and client tokens (stateful mode, management token)",
+  },
+  subCommands: {
+    policy: defineCommand({
+      meta: { name: "policy", description: "Create, list, show, update and delete policies" },
+      subCommands: {
+        create: policyCreate,
+        list: policyList,
+        get: policyGet,
+        update: policyUpdate,
+        delete: policyDelete,
+      },
+    }),
+    token: defineCommand({
+      meta: { name: "token", description: "Mint, list and revoke client tokens" },
+      subCommands: { create: tokenCreate, list: tokenList, revoke: tokenRevoke },
+    }),
+  },
+});

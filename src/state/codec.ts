@@ -1,0 +1,211 @@
+/**
+ * What the three signer_state backends share: checks of what is written, (de)coding of policy
+ * rules as JSON, decoding of stored tokens, and the errors they throw.
+ *
+ * Rules are stored as the JSON of an array of rules holding only the known fields (`effect`,
+ * `scopes`, `keys`, `operations`); a field that is absent (or undefined) stays absent, an empty
+ * array stays an empty array. Reading checks the shape again: a row that is not a valid rule list
+ * (hand-edited, or written by a newer sigil with scopes this one does not know) is an error, never
+ * a silently narrowed or widened policy.
+ */
+import { isScope, type Scope } from "../auth/scopes";
+import type { Policy, Rule } from "../auth/types";
+import { isSigningOperation, type SigningOperation } from "../signing/operations";
+import type { TokenKind, TokenRecord } from "./store";
+
+/** createToken: a token with that accessor or hash already exists (nothing was written). */
+export class TokenConflictError extends Error {
+  override readonly name = "TokenConflictError";
+}
+
+/** The database or table was written by a newer sigil, or has the wrong layout. */
+export class StateSchemaError extends Error {
+  override readonly name = "StateSchemaError";
+}
+
+/** A stored row that does not decode (corrupted, or from a newer sigil). */
+export class StateDataError extends Error {
+  override readonly name = "StateDataError";
+}
+
+const TOKEN_KINDS: readonly TokenKind[] = ["management", "client", "setup"];
+/** Hex SHA-256, lower case: a token value ("sgl_…") can never pass for one. */
+export const TOKEN_HASH = /^[0-9a-f]{64}$/;
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
+}
+
+export function isTokenKind(value: unknown): value is TokenKind {
+  return typeof value === "string" && (TOKEN_KINDS as readonly string[]).includes(value);
+}
+
+// ─── policies ──────────────────────────────────────────────────────────────────────────────────
+
+function checkRule(value: unknown, where: string, fail: (message: string) => Error): Rule {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw fail(`${where} is not an object`);
+  }
+  const raw = value as Record<string, unknown>;
+  if (raw.effect !== "allow" && raw.effect !== "deny") {
+    throw fail(`${where}.effect must be "allow" or "deny"`);
+  }
+  const rule: {
+    effect: "allow" | "deny";
+    scopes?: Scope[];
+    keys?: string[];
+    operations?: SigningOperation[];
+  } = {
+    effect: raw.effect,
+  };
+  if (raw.scopes !== undefined) {
+    if (!isStringArray(raw.scopes) || !raw.scopes.every(isScope)) {
+      throw fail(`${where}.scopes must be an array of known scopes`);
+    }
+    rule.scopes = [...raw.scopes];
+  }
+  if (raw.keys !== undefined) {
+    if (!isStringArray(raw.keys)) throw fail(`${where}.keys must be an array of strings`);
+    rule.keys = [...raw.keys];
+  }
+  if (raw.operations !== undefined) {
+    if (!isStringArray(raw.operations) || !raw.operations.every(isSigningOperation)) {
+      throw fail(`${where}.operations must be an array of known signing operations`);
+    }
+    rule.operations = [...raw.operations];
+  }
+  return rule;
+}
+
+function checkRules(value: unknown, what: string, fail: (message: string) => Error): Rule[] {
+  if (!Array.isArray(value)) throw fail(`${what}: rules must be an array`);
+  return value.map((rule, i) => checkRule(rule, `${what}: rules[${i}]`, fail));
+}
+
+/** Checks a policy to be written; returns its name and its rules as JSON. */
+export function encodePolicy(policy: Policy): { name: string; rules: string } {
+  if (typeof policy?.name !== "string" || policy.name === "") {
+    throw new TypeError("signer_state: a policy needs a non-empty name");
+  }
+  const rules = checkRules(policy.rules, `policy "${policy.name}"`, (m) => new TypeError(m));
+  return { name: policy.name, rules: JSON.stringify(rules) };
+}
+
+/** Decodes a stored policy (rules as JSON text, or already parsed). */
+export function decodePolicy(name: string, rules: unknown): Policy {
+  let parsed = rules;
+  if (typeof rules === "string") {
+    try {
+      parsed = JSON.parse(rules);
+    } catch {
+      throw new StateDataError(`signer_state: policy "${name}" has rules that are not JSON`);
+    }
+  }
+  const fail = (message: string) => new StateDataError(`signer_state: stored ${message}`);
+  return { name, rules: checkRules(parsed, `policy "${name}"`, fail) };
+}
+
+/** Policy names sort by code point (= UTF-8 byte order, what sqlite, `COLLATE "C"` and DynamoDB use). */
+export function compareNames(a: string, b: string): number {
+  const x = [...a].map((c) => c.codePointAt(0) ?? 0);
+  const y = [...b].map((c) => c.codePointAt(0) ?? 0);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+// ─── tokens ────────────────────────────────────────────────────────────────────────────────────
+
+function isTimestamp(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** Checks a token to be written (never a token value: `hash` must be a hex SHA-256). */
+export function checkTokenRecord(token: TokenRecord): void {
+  const fail = (message: string) => new TypeError(`signer_state: token: ${message}`);
+  if (typeof token?.accessor !== "string" || token.accessor === "") {
+    throw fail("accessor must be a non-empty string");
+  }
+  if (typeof token.hash !== "string" || !TOKEN_HASH.test(token.hash)) {
+    throw fail("hash must be the lower-case hex SHA-256 of the token (64 hex digits)");
+  }
+  if (!isTokenKind(token.kind)) throw fail(`kind must be one of ${TOKEN_KINDS.join(", ")}`);
+  if (!isStringArray(token.policies)) throw fail("policies must be an array of strings");
+  if (!isStringArray(token.cidrs)) throw fail("cidrs must be an array of strings");
+  if (token.kind === "management" && token.cidrs.length > 0) {
+    throw fail("management tokens are never CIDR-bound");
+  }
+  if (!isTimestamp(token.createdAt)) throw fail("createdAt must be milliseconds since the epoch");
+  if (token.expiresAt !== undefined && !isTimestamp(token.expiresAt)) {
+    throw fail("expiresAt must be milliseconds since the epoch, or undefined");
+  }
+}
+
+/** A stored token's columns, as any backend reads them back. */
+export interface TokenFields {
+  readonly accessor: unknown;
+  readonly hash: unknown;
+  readonly kind: unknown;
+  readonly policies: unknown;
+  readonly cidrs: unknown;
+  readonly createdAt: unknown;
+  /** null or undefined = no expiry. */
+  readonly expiresAt: unknown;
+}
+
+function asTimestamp(value: unknown): number | undefined {
+  const number =
+    typeof value === "bigint" || typeof value === "string" ? Number(value) : (value as number);
+  return isTimestamp(number) ? number : undefined;
+}
+
+function asList(value: unknown): string[] | undefined {
+  let parsed = value;
+  if (typeof value === "string") {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  return isStringArray(parsed) ? [...parsed] : undefined;
+}
+
+export function decodeToken(fields: TokenFields): TokenRecord {
+  const fail = (what: string) =>
+    new StateDataError(`signer_state: stored token ${String(fields.accessor)}: bad ${what}`);
+  if (typeof fields.accessor !== "string") throw fail("accessor");
+  if (typeof fields.hash !== "string") throw fail("hash");
+  if (!isTokenKind(fields.kind)) throw fail("kind");
+  const policies = asList(fields.policies);
+  if (policies === undefined) throw fail("policies");
+  const cidrs = asList(fields.cidrs);
+  if (cidrs === undefined) throw fail("cidrs");
+  const createdAt = asTimestamp(fields.createdAt);
+  if (createdAt === undefined) throw fail("created_at");
+  const record: TokenRecord = {
+    accessor: fields.accessor,
+    hash: fields.hash,
+    kind: fields.kind,
+    policies,
+    cidrs,
+    createdAt,
+  };
+  if (fields.expiresAt === null || fields.expiresAt === undefined) return record;
+  const expiresAt = asTimestamp(fields.expiresAt);
+  if (expiresAt === undefined) throw fail("expires_at");
+  return { ...record, expiresAt };
+}
+
+/** listTokens order: creation time, then accessor (so equal times still sort the same way). */
+export function compareTokens(a: TokenRecord, b: TokenRecord): number {
+  return a.createdAt - b.createdAt || compareNames(a.accessor, b.accessor);
+}
+
+export function checkNow(now: number): void {
+  if (typeof now !== "number" || !Number.isFinite(now)) {
+    throw new TypeError("signer_state: deleteExpiredTokens needs a time in milliseconds");
+  }
+}

@@ -1,0 +1,364 @@
+/**
+ * signer_state in PostgreSQL (postgres.js), shareable by several signer processes.
+ *
+ * The URL, TLS (sslmode, TLS on by default) and force_ipv4 are handled exactly as for the
+ * slashing-protection database, by the same code (../antislashing/backends/postgres-connection.ts);
+ * only the setting named in error messages differs (`signer_state.url`).
+ *
+ * Layout, in the first schema of the session's search_path (several chains or deployments can
+ * share a database with one schema each, `?search_path=…`), every name prefixed `sigil_state_`:
+ *   sigil_state_schema_version (version, description, applied_at)
+ *   sigil_state_policies (name PRIMARY KEY, rules jsonb = array of rules, created_at, updated_at)
+ *   sigil_state_tokens   (hash PRIMARY KEY, accessor UNIQUE, kind, policies jsonb, cidrs jsonb,
+ *                         created_at bigint ms, expires_at bigint ms or NULL)
+ * Only the SHA-256 of a token is stored, never the token. Migrations run on open, under their own
+ * session advisory lock (not the slashing-protection one), each in one transaction with its
+ * version row; a database at a newer version than this build knows is refused.
+ *
+ * Atomicity: create is `INSERT … ON CONFLICT DO NOTHING`, update `UPDATE … WHERE name`, consume
+ * `DELETE … RETURNING` (of concurrent deletes of one row, the others wait for the first and then
+ * find nothing): one statement each, so exactly-once holds across processes.
+ */
+import postgres from "postgres";
+import {
+  failedSocket,
+  openSocket,
+  PostgresConfigError,
+  parsePostgresUrl,
+} from "../antislashing/backends/postgres-connection";
+import type { Policy } from "../auth/types";
+import type { Logger } from "../observability/log";
+import {
+  checkNow,
+  checkTokenRecord,
+  decodePolicy,
+  decodeToken,
+  encodePolicy,
+  StateSchemaError,
+  TokenConflictError,
+} from "./codec";
+import type { SignerStateStore, TokenRecord } from "./store";
+
+export { PostgresConfigError };
+
+export interface PostgresStateOptions {
+  /** `signer_state.url`; TLS unless `?sslmode=disable`. */
+  readonly url: string;
+  /** `signer_state.pool_size`. */
+  readonly poolSize: number;
+  /** `signer_state.force_ipv4`. */
+  readonly forceIpv4: boolean;
+  readonly logger?: Logger;
+  /** Connect (DNS, TCP, TLS) time limit per connection; default 10 s. */
+  readonly connectTimeoutMs?: number;
+}
+
+interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+/** Append-only: never edit a released migration, add a new one. */
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "policies and tokens",
+    sql: `
+      CREATE TABLE sigil_state_policies (
+        name       text PRIMARY KEY CHECK (name <> ''),
+        rules      jsonb NOT NULL CHECK (jsonb_typeof(rules) = 'array'),
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE sigil_state_tokens (
+        hash       text PRIMARY KEY CHECK (hash ~ '^[0-9a-f]{64}$'),
+        accessor   text NOT NULL UNIQUE CHECK (accessor <> ''),
+        kind       text NOT NULL CHECK (kind IN ('management', 'client', 'setup')),
+        policies   jsonb NOT NULL CHECK (jsonb_typeof(policies) = 'array'),
+        cidrs      jsonb NOT NULL CHECK (jsonb_typeof(cidrs) = 'array'),
+        created_at bigint NOT NULL,
+        expires_at bigint
+      );
+      CREATE INDEX sigil_state_tokens_by_created ON sigil_state_tokens (created_at, accessor COLLATE "C");
+      CREATE INDEX sigil_state_tokens_by_expiry ON sigil_state_tokens (expires_at)
+        WHERE expires_at IS NOT NULL;
+    `,
+  },
+];
+
+export const POSTGRES_STATE_SCHEMA_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);
+/** pg_advisory_lock key of the signer_state migrations (the slashing ones use another). */
+export const STATE_MIGRATION_LOCK_KEY = "8316291889397497858";
+
+type Sql = postgres.Sql;
+
+/** The shared connection code names `antislashing.url` in its messages; here it is this one. */
+function renamed(error: unknown): unknown {
+  if (!(error instanceof Error) || !error.message.includes("antislashing.")) return error;
+  const message = error.message.replaceAll("antislashing.", "signer_state.");
+  if (error instanceof PostgresConfigError) return new PostgresConfigError(message);
+  const copy = new Error(message, { cause: error });
+  return copy;
+}
+
+async function migrate(sql: Sql, logger: Logger | undefined): Promise<void> {
+  const conn = await sql.reserve();
+  try {
+    await conn`SELECT pg_advisory_lock(${STATE_MIGRATION_LOCK_KEY}::bigint)`;
+    try {
+      await conn`
+        CREATE TABLE IF NOT EXISTS sigil_state_schema_version (
+          version integer PRIMARY KEY,
+          description text NOT NULL,
+          applied_at timestamptz NOT NULL DEFAULT now()
+        )`;
+      const [row] = await conn<{ version: number | null }[]>`
+        SELECT max(version) AS version FROM sigil_state_schema_version`;
+      const current = row?.version ?? 0;
+      if (current > POSTGRES_STATE_SCHEMA_VERSION) {
+        throw new StateSchemaError(
+          `the signer_state database has schema version ${current}, newer than the ` +
+            `${POSTGRES_STATE_SCHEMA_VERSION} this sigil knows: upgrade sigil (refusing to touch it)`,
+        );
+      }
+      for (const migration of MIGRATIONS) {
+        if (migration.version <= current) continue;
+        await conn.unsafe("BEGIN");
+        try {
+          await conn.unsafe(migration.sql);
+          await conn`
+            INSERT INTO sigil_state_schema_version (version, description)
+            VALUES (${migration.version}, ${migration.description})`;
+          await conn.unsafe("COMMIT");
+        } catch (error) {
+          await conn.unsafe("ROLLBACK").catch(() => {});
+          throw error;
+        }
+        logger?.info("signer_state: database migrated", {
+          version: migration.version,
+          description: migration.description,
+        });
+      }
+    } finally {
+      await conn`SELECT pg_advisory_unlock(${STATE_MIGRATION_LOCK_KEY}::bigint)`.catch(() => {});
+    }
+  } finally {
+    conn.release();
+  }
+}
+
+interface TokenRow {
+  hash: string;
+  accessor: string;
+  kind: string;
+  policies: string;
+  cidrs: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+function tokenOf(row: TokenRow): TokenRecord {
+  return decodeToken({
+    accessor: row.accessor,
+    hash: row.hash,
+    kind: row.kind,
+    policies: row.policies,
+    cidrs: row.cidrs,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  });
+}
+
+class PostgresStateStore implements SignerStateStore {
+  readonly backend = "postgres" as const;
+  private closed = false;
+
+  constructor(private readonly sql: Sql) {}
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error("postgres signer_state store is closed");
+  }
+
+  async createPolicy(policy: Policy): Promise<boolean> {
+    this.assertOpen();
+    const { name, rules } = encodePolicy(policy);
+    const rows = await this.sql`
+      INSERT INTO sigil_state_policies (name, rules) VALUES (${name}, ${rules}::text::jsonb)
+      ON CONFLICT (name) DO NOTHING
+      RETURNING name`;
+    return rows.length === 1;
+  }
+
+  async updatePolicy(policy: Policy): Promise<boolean> {
+    this.assertOpen();
+    const { name, rules } = encodePolicy(policy);
+    const rows = await this.sql`
+      UPDATE sigil_state_policies SET rules = ${rules}::text::jsonb, updated_at = now()
+      WHERE name = ${name}
+      RETURNING name`;
+    return rows.length === 1;
+  }
+
+  async getPolicy(name: string): Promise<Policy | undefined> {
+    this.assertOpen();
+    const [row] = await this.sql<{ name: string; rules: string }[]>`
+      SELECT name, rules::text AS rules FROM sigil_state_policies WHERE name = ${name}`;
+    return row === undefined ? undefined : decodePolicy(row.name, row.rules);
+  }
+
+  async listPolicies(): Promise<Policy[]> {
+    this.assertOpen();
+    const rows = await this.sql<{ name: string; rules: string }[]>`
+      SELECT name, rules::text AS rules FROM sigil_state_policies ORDER BY name COLLATE "C"`;
+    return rows.map((row) => decodePolicy(row.name, row.rules));
+  }
+
+  async deletePolicy(name: string): Promise<boolean> {
+    this.assertOpen();
+    const rows = await this.sql`
+      DELETE FROM sigil_state_policies WHERE name = ${name} RETURNING name`;
+    return rows.length === 1;
+  }
+
+  async createToken(token: TokenRecord): Promise<void> {
+    this.assertOpen();
+    checkTokenRecord(token);
+    try {
+      await this.sql`
+        INSERT INTO sigil_state_tokens
+          (hash, accessor, kind, policies, cidrs, created_at, expires_at)
+        VALUES (${token.hash}, ${token.accessor}, ${token.kind},
+                ${JSON.stringify(token.policies)}::text::jsonb, ${JSON.stringify(token.cidrs)}::text::jsonb,
+                ${token.createdAt}::bigint, ${token.expiresAt ?? null}::bigint)`;
+    } catch (error) {
+      if (error instanceof postgres.PostgresError && error.code === "23505") {
+        throw new TokenConflictError(
+          `a token with accessor ${token.accessor} or the same hash already exists`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  async findToken(hash: string): Promise<TokenRecord | undefined> {
+    this.assertOpen();
+    const [row] = await this.sql<TokenRow[]>`
+      SELECT hash, accessor, kind, policies::text AS policies, cidrs::text AS cidrs,
+        created_at, expires_at FROM sigil_state_tokens WHERE hash = ${hash}`;
+    return row === undefined ? undefined : tokenOf(row);
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    this.assertOpen();
+    const rows = await this.sql<TokenRow[]>`
+      SELECT hash, accessor, kind, policies::text AS policies, cidrs::text AS cidrs,
+        created_at, expires_at FROM sigil_state_tokens
+      ORDER BY created_at, accessor COLLATE "C"`;
+    return rows.map(tokenOf);
+  }
+
+  async revokeToken(accessor: string): Promise<boolean> {
+    this.assertOpen();
+    const rows = await this.sql`
+      DELETE FROM sigil_state_tokens WHERE accessor = ${accessor} RETURNING hash`;
+    return rows.length === 1;
+  }
+
+  async deleteExpiredTokens(now: number): Promise<number> {
+    this.assertOpen();
+    checkNow(now);
+    const result = await this.sql`
+      DELETE FROM sigil_state_tokens
+      WHERE expires_at IS NOT NULL AND expires_at <= ${Math.floor(now)}::bigint`;
+    return result.count;
+  }
+
+  async consumeToken(hash: string): Promise<TokenRecord | undefined> {
+    this.assertOpen();
+    const [row] = await this.sql<TokenRow[]>`
+      DELETE FROM sigil_state_tokens WHERE hash = ${hash}
+      RETURNING hash, accessor, kind, policies::text AS policies, cidrs::text AS cidrs,
+        created_at, expires_at`;
+    return row === undefined ? undefined : tokenOf(row);
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    await this.sql`SELECT 1`;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.sql.end({ timeout: 5 });
+  }
+}
+
+/**
+ * Opens the pool, checks that the server answers and migrates the schema. Rejects when the URL is
+ * invalid (PostgresConfigError), the database cannot be reached, or its schema is newer than this
+ * build (StateSchemaError).
+ */
+export async function openPostgresState(options: PostgresStateOptions): Promise<SignerStateStore> {
+  let target: ReturnType<typeof parsePostgresUrl>;
+  try {
+    target = parsePostgresUrl(options.url);
+  } catch (error) {
+    throw renamed(error);
+  }
+  if (!Number.isInteger(options.poolSize) || options.poolSize < 1) {
+    throw new PostgresConfigError(
+      `signer_state.pool_size must be a positive integer, not ${options.poolSize}`,
+    );
+  }
+  const logger = options.logger;
+  if (target.tls.mode === "disable") {
+    logger?.warn("signer_state: PostgreSQL connection is NOT encrypted (sslmode=disable)", {
+      database: target.display,
+    });
+  } else if (target.tls.mode !== "verify-full") {
+    logger?.info(
+      "signer_state: PostgreSQL server certificate is not fully verified; use sslmode=verify-full on untrusted networks",
+      { database: target.display },
+    );
+  }
+  let warnedFallback = false;
+  const socketOptions = {
+    forceIpv4: options.forceIpv4,
+    timeoutMs: options.connectTimeoutMs ?? 10_000,
+    onPlaintextFallback: () => {
+      if (warnedFallback) return;
+      warnedFallback = true;
+      logger?.warn("signer_state: server offers no TLS, connecting in plaintext (sslmode=prefer)", {
+        database: target.display,
+      });
+    },
+  };
+  // `socket` is a postgres.js option its type declarations lack (hence no inline literal).
+  const driverOptions = {
+    max: options.poolSize,
+    // TLS is negotiated by openSocket; the driver only ever sees a ready stream.
+    ssl: false,
+    socket: () =>
+      openSocket(target, socketOptions).catch((error: unknown) => failedSocket(renamed(error))),
+    onnotice: () => {},
+    connection: { application_name: "sigil-state" },
+    idle_timeout: 300,
+    connect_timeout: Math.ceil((options.connectTimeoutMs ?? 10_000) / 1000),
+  };
+  const sql = postgres(target.driverUrl, driverOptions);
+  try {
+    await migrate(sql, logger);
+  } catch (error) {
+    await sql.end({ timeout: 0 }).catch(() => {});
+    throw error;
+  }
+  logger?.info("signer_state: PostgreSQL ready", {
+    database: target.display,
+    pool_size: options.poolSize,
+    force_ipv4: options.forceIpv4,
+    schema_version: POSTGRES_STATE_SCHEMA_VERSION,
+  });
+  return new PostgresStateStore(sql);
+}

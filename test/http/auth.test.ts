@@ -1,0 +1,271 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { request as httpRequest } from "node:http";
+import { join, resolve } from "node:path";
+import { startSigner } from "../../src/app/signer";
+import { loadConfig } from "../../src/config/load";
+import { createLogger, parseLogFilter } from "../../src/observability/log";
+import { TempDir } from "../support/cli";
+import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
+
+const dir = new TempDir();
+afterAll(() => dir.remove());
+const [K0 = "", K1 = "", K2 = "", K3 = ""] = INTEROP_KEYS;
+const ALL_KEYS = [K0, K1, K2, K3].sort();
+
+async function start(name: string, authYaml: string, env: Record<string, string> = {}) {
+  const logs: string[] = [];
+  const file = dir.file(
+    `${name}.yaml`,
+    [
+      "server: {listen_address: 0.0.0.0, listen_port: 0}",
+      `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
+      `antislashing: {backend: sqlite, path: "${join(dir.path, `${name}.sqlite`)}"}`,
+      authYaml,
+    ].join("\n"),
+  );
+  const loaded = loadConfig({ argv: ["-c", file], env });
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+  const filter = parseLogFilter("info");
+  if (!filter.ok) throw new Error(filter.error);
+  const logger = createLogger({
+    filter: filter.filter,
+    format: "json",
+    color: false,
+    sink: { write: (l) => logs.push(l) },
+  });
+  const signer = await startSigner(loaded.config, logger, env);
+  return { signer, url: `http://127.0.0.1:${signer.http.port}`, port: signer.http.port, logs };
+}
+
+type Headers = Record<string, string>;
+const bearer = (token: string): Headers => ({ authorization: `Bearer ${token}` });
+const basic = (token: string): Headers => ({
+  authorization: `Basic ${Buffer.from(`any-user:${token}`).toString("base64")}`,
+});
+
+async function call(
+  url: string,
+  path: string,
+  headers: Headers = {},
+  method = "GET",
+  body?: unknown,
+) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", accept: "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+  };
+}
+
+let salt = 1000;
+const signAs = (
+  url: string,
+  key: string,
+  headers: Headers,
+  body: unknown = attestationRequest(salt, salt + 1, salt++).body,
+) => call(url, `/api/v1/eth2/sign/${key}`, headers, "POST", body);
+const randao = {
+  type: "RANDAO_REVEAL",
+  fork_info: attestationRequest(1, 2, 3).body.fork_info,
+  randao_reveal: { epoch: "370001" },
+};
+
+/** A request from another loopback address than 127.0.0.1, to exercise token_bound_cidrs. */
+function fromAddress(localAddress: string, port: number, path: string, headers: Headers) {
+  return new Promise<number>((done, fail) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path, localAddress, headers }, (res) => {
+      res.resume();
+      res.on("end", () => done(res.statusCode ?? 0));
+    });
+    req.on("error", fail);
+    req.end();
+  });
+}
+
+const T_VC = "vc-token-0123456789abcdef";
+const T_OPS = "ops-token-0123456789abcdef";
+
+describe("legacy auth_policies (HTTP Basic)", () => {
+  test("401 without a token, 403 for an unknown one, per-policy keys, operations and scopes", async () => {
+    const s = await start(
+      "legacy",
+      [
+        "auth_policies:",
+        `  vc: {token: ${T_VC}, allowed_keys: ["${K0}"], allowed_signing_operations: [ATTESTATION]}`,
+        `  ops: {token: "env:OPS_TOKEN", allowed_scopes: [public_keys]}`,
+      ].join("\n"),
+      { OPS_TOKEN: T_OPS },
+    );
+    try {
+      expect((await signAs(s.url, K0, {})).status).toBe(401);
+      expect((await signAs(s.url, K0, basic("not-a-known-token-at-all"))).status).toBe(403);
+      expect((await signAs(s.url, K0, basic(T_VC))).status).toBe(200);
+      expect((await signAs(s.url, K0, bearer(T_VC))).status).toBe(200);
+      expect((await signAs(s.url, K1, basic(T_VC))).status).toBe(403); // key not in allowed_keys
+      expect((await signAs(s.url, K0, basic(T_VC), randao)).status).toBe(403); // operation not allowed
+      const keys = await call(s.url, "/api/v1/eth2/publicKeys", basic(T_OPS));
+      expect(keys.status).toBe(200);
+      expect((keys.body as unknown as string[]).sort()).toEqual(ALL_KEYS); // allowed_keys binds sign only
+      expect((await signAs(s.url, K0, basic(T_OPS))).status).toBe(403); // scope not allowed
+      const missing = await fetch(`${s.url}/api/v1/eth2/publicKeys`);
+      expect(missing.headers.get("www-authenticate")).toContain("Basic");
+      expect((await call(s.url, "/upcheck")).status).toBe(200); // liveness needs no token
+    } finally {
+      await s.signer.stop();
+    }
+  });
+
+  test("unauthenticated_policy governs requests without a token", async () => {
+    const s = await start(
+      "legacy-open",
+      ["unauthenticated_policy: {allowed_scopes: [public_keys]}"].join("\n"),
+    );
+    try {
+      expect((await call(s.url, "/api/v1/eth2/publicKeys")).status).toBe(200);
+      expect((await signAs(s.url, K0, {})).status).toBe(403);
+    } finally {
+      await s.signer.stop();
+    }
+  });
+});
+
+const STATIC = [
+  "static_auth:",
+  "  policies:",
+  `    - {name: vc, rules: [{effect: allow, scopes: [sign, public_keys], keys: ["${K0}", "${K1}"]}, {effect: deny, operations: [VOLUNTARY_EXIT]}]}`,
+  "    - {name: monitoring, rules: [{effect: allow, scopes: [public_keys, list_keys, signer_status]}]}",
+  "  tokens:",
+  `    - {secret: ${T_VC}, policies: [vc]}`,
+  `    - {secret: "env:MON_TOKEN", policies: [monitoring]}`,
+  `    - {secret: cidr-token-0123456789abcdef, policies: [vc], token_bound_cidrs: ["127.0.0.2/32"]}`,
+].join("\n");
+
+describe("stateless static_auth", () => {
+  test("401 without or with an invalid token; policies per key, operation and scope; publicKeys filtered", async () => {
+    const s = await start("static", STATIC, { MON_TOKEN: "monitoring-token-0123456789" });
+    try {
+      expect((await signAs(s.url, K0, {})).status).toBe(401);
+      expect((await signAs(s.url, K0, bearer("wrong-token-0123456789abcdef"))).status).toBe(401);
+      expect((await signAs(s.url, K0, bearer(T_VC))).status).toBe(200);
+      expect((await signAs(s.url, K2, bearer(T_VC))).status).toBe(403);
+      const vcKeys = await call(s.url, "/api/v1/eth2/publicKeys", bearer(T_VC));
+      expect((vcKeys.body as unknown as string[]).sort()).toEqual([K0, K1].sort());
+      const monKeys = await call(
+        s.url,
+        "/api/v1/eth2/publicKeys",
+        bearer("monitoring-token-0123456789"),
+      );
+      expect((monKeys.body as unknown as string[]).sort()).toEqual(ALL_KEYS);
+      expect((await signAs(s.url, K0, bearer("monitoring-token-0123456789"))).status).toBe(403);
+      expect(
+        (await call(s.url, "/api/v1/signer/status", bearer("monitoring-token-0123456789"))).status,
+      ).toBe(200);
+      expect((await call(s.url, "/api/v1/signer/status", bearer(T_VC))).status).toBe(403);
+      // The Auth API does not exist in stateless mode.
+      expect((await call(s.url, "/api/v1/signer/auth/policies", bearer(T_VC))).status).toBe(404);
+    } finally {
+      await s.signer.stop();
+    }
+  });
+
+  test("a CIDR-bound token is accepted from 127.0.0.2 and refused from 127.0.0.1", async () => {
+    const s = await start("static-cidr", STATIC, { MON_TOKEN: "monitoring-token-0123456789" });
+    try {
+      const headers = bearer("cidr-token-0123456789abcdef");
+      expect(await fromAddress("127.0.0.2", s.port, "/api/v1/eth2/publicKeys", headers)).toBe(200);
+      expect(await fromAddress("127.0.0.1", s.port, "/api/v1/eth2/publicKeys", headers)).toBe(403);
+    } finally {
+      await s.signer.stop();
+    }
+  });
+});
+
+describe("stateful (signer_state)", () => {
+  test("setup token → management token → policies and tokens; expiry, revocation and policy changes apply at once", async () => {
+    const s = await start(
+      "stateful",
+      `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
+    );
+    try {
+      const setupLine = s.logs
+        .map((l) => JSON.parse(l) as Record<string, string>)
+        .find((r) => r.setup_token);
+      const setup = setupLine?.setup_token ?? "";
+      expect(setup).toStartWith("sgl_");
+      expect((await signAs(s.url, K0, {})).status).toBe(401);
+      const root = await call(s.url, "/api/v1/signer/sys/generate-root", {}, "POST", {
+        setup_token: setup,
+      });
+      expect(root.status).toBe(200);
+      const management = bearer(String(root.body.token));
+      // The setup token is single-use.
+      expect(
+        (await call(s.url, "/api/v1/signer/sys/generate-root", {}, "POST", { setup_token: setup }))
+          .status,
+      ).toBe(401);
+
+      const policy = {
+        name: "vc",
+        rules: [{ effect: "allow", scopes: ["sign", "public_keys"], keys: [K0] }],
+      };
+      expect(
+        (await call(s.url, "/api/v1/signer/auth/policies", management, "POST", policy)).status,
+      ).toBe(201);
+      expect(
+        (await call(s.url, "/api/v1/signer/auth/policies", management, "POST", policy)).status,
+      ).toBe(409);
+      const badCidr = await call(s.url, "/api/v1/signer/auth/tokens", management, "POST", {
+        policies: ["vc"],
+        ttl_seconds: 60,
+        token_bound_cidrs: ["10.0.0.0/40"],
+      });
+      expect(badCidr.status).toBe(400);
+      const created = await call(s.url, "/api/v1/signer/auth/tokens", management, "POST", {
+        policies: ["vc"],
+        ttl_seconds: 3600,
+      });
+      expect(created.status).toBe(201);
+      const client = bearer(String(created.body.token));
+      expect((await signAs(s.url, K0, client)).status).toBe(200);
+      expect((await signAs(s.url, K1, client)).status).toBe(403);
+      // A client token cannot use the Auth API.
+      expect((await call(s.url, "/api/v1/signer/auth/policies", client)).status).toBe(403);
+
+      // Policy update takes effect on the next request.
+      const widened = { rules: [{ effect: "allow", scopes: ["sign"], keys: [K0, K1] }] };
+      expect(
+        (await call(s.url, "/api/v1/signer/auth/policies/vc", management, "PUT", widened)).status,
+      ).toBe(200);
+      expect((await signAs(s.url, K1, client)).status).toBe(200);
+
+      // Expired: 401, not anonymous.
+      const shortLived = await call(s.url, "/api/v1/signer/auth/tokens", management, "POST", {
+        policies: ["vc"],
+        ttl_seconds: 1,
+      });
+      await Bun.sleep(1100);
+      const expired = await signAs(s.url, K0, bearer(String(shortLived.body.token)));
+      expect(expired.status).toBe(401);
+      expect(expired.body.code).toBe("invalid_token");
+
+      // Revoked: 401.
+      const revoke = await call(
+        s.url,
+        `/api/v1/signer/auth/tokens/${String(created.body.accessor)}`,
+        management,
+        "DELETE",
+      );
+      expect(revoke.status).toBe(204);
+      expect((await signAs(s.url, K0, client)).status).toBe(401);
+      const listed = await call(s.url, "/api/v1/signer/auth/tokens", management);
+      expect(JSON.stringify(listed.body)).not.toContain(String(created.body.token));
+    } finally {
+      await s.signer.stop();
+    }
+  });
+});

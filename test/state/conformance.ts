@@ -1,0 +1,377 @@
+// The signer_state contract (src/state/store.ts), run against every backend: sqlite.test.ts,
+// postgres.test.ts, dynamodb.test.ts. `open()` must return a fresh, empty store on every call.
+import { afterAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { hashToken, newToken } from "../../src/auth/tokens";
+import type { Policy, Rule } from "../../src/auth/types";
+import { TokenConflictError } from "../../src/state/codec";
+import type { SignerStateStore, TokenRecord } from "../../src/state/store";
+
+const KEY_A = `0x${"a1".repeat(48)}`;
+const KEY_B = `0x${"b2".repeat(48)}`;
+
+/** A 64-hex-digit SHA-256, as the store expects (never a token value). */
+export const hashOf = (seed: string): string => createHash("sha256").update(seed).digest("hex");
+
+export function tokenRecord(seed: string, fields: Partial<TokenRecord> = {}): TokenRecord {
+  return {
+    accessor: `acc-${seed}`,
+    hash: hashOf(seed),
+    kind: "client",
+    policies: ["signers"],
+    cidrs: ["10.0.0.0/8", "2001:db8::/32"],
+    createdAt: 1_700_000_000_000,
+    expiresAt: 1_800_000_000_000,
+    ...fields,
+  };
+}
+
+/** A record without `expiresAt` at all (not even as undefined). */
+export function managementRecord(seed: string, createdAt = 1_700_000_000_000): TokenRecord {
+  return {
+    accessor: `acc-${seed}`,
+    hash: hashOf(seed),
+    kind: "management",
+    policies: [],
+    cidrs: [],
+    createdAt,
+  };
+}
+
+export function signerStateConformanceSuite(
+  name: string,
+  open: () => Promise<SignerStateStore>,
+): void {
+  describe(`signer_state conformance: ${name}`, () => {
+    const opened: SignerStateStore[] = [];
+    const fresh = async (): Promise<SignerStateStore> => {
+      const store = await open();
+      opened.push(store);
+      return store;
+    };
+    afterAll(async () => {
+      await Promise.all(opened.map((s) => s.close().catch(() => {})));
+    });
+
+    test("a fresh store is empty and answers ping", async () => {
+      const store = await fresh();
+      expect(["sqlite", "postgres", "dynamodb"]).toContain(store.backend);
+      await store.ping();
+      expect(await store.listPolicies()).toEqual([]);
+      expect(await store.listTokens()).toEqual([]);
+      expect(await store.getPolicy("nope")).toBeUndefined();
+      expect(await store.findToken(hashOf("nope"))).toBeUndefined();
+    });
+
+    describe("policies", () => {
+      const allow: Policy = { name: "signers", rules: [{ effect: "allow", scopes: ["sign"] }] };
+
+      test("create, create again → false and unchanged", async () => {
+        const store = await fresh();
+        expect(await store.createPolicy(allow)).toBe(true);
+        expect(await store.createPolicy({ name: "signers", rules: [{ effect: "deny" }] })).toBe(
+          false,
+        );
+        expect(await store.getPolicy("signers")).toStrictEqual(allow);
+        expect(await store.listPolicies()).toStrictEqual([allow]);
+      });
+
+      test("update of a missing policy → false and nothing created", async () => {
+        const store = await fresh();
+        expect(await store.updatePolicy(allow)).toBe(false);
+        expect(await store.getPolicy("signers")).toBeUndefined();
+        expect(await store.listPolicies()).toEqual([]);
+      });
+
+      test("update replaces the rules entirely", async () => {
+        const store = await fresh();
+        await store.createPolicy({
+          name: "p",
+          rules: [
+            { effect: "allow", scopes: ["sign"], keys: [KEY_A] },
+            { effect: "deny", operations: ["VOLUNTARY_EXIT"] },
+          ],
+        });
+        const replaced: Policy = { name: "p", rules: [{ effect: "allow", scopes: ["list_keys"] }] };
+        expect(await store.updatePolicy(replaced)).toBe(true);
+        expect(await store.getPolicy("p")).toStrictEqual(replaced);
+        const emptied: Policy = { name: "p", rules: [] };
+        expect(await store.updatePolicy(emptied)).toBe(true);
+        expect(await store.getPolicy("p")).toStrictEqual(emptied);
+      });
+
+      test("list is sorted by name (code point order), whatever the insertion order", async () => {
+        const store = await fresh();
+        const names = ["b", "a_1", "B", "a", "a-1", "aa", "Z9", "0"];
+        for (const n of names) {
+          expect(await store.createPolicy({ name: n, rules: [{ effect: "allow" }] })).toBe(true);
+        }
+        const listed = (await store.listPolicies()).map((p) => p.name);
+        expect(listed).toEqual(["0", "B", "Z9", "a", "a-1", "a_1", "aa", "b"]);
+      });
+
+      test("delete: true once, then false; gone from get and list", async () => {
+        const store = await fresh();
+        await store.createPolicy(allow);
+        await store.createPolicy({ name: "other", rules: [] });
+        expect(await store.deletePolicy("signers")).toBe(true);
+        expect(await store.deletePolicy("signers")).toBe(false);
+        expect(await store.deletePolicy("never-was")).toBe(false);
+        expect(await store.getPolicy("signers")).toBeUndefined();
+        expect((await store.listPolicies()).map((p) => p.name)).toEqual(["other"]);
+        // The name is free again.
+        expect(await store.createPolicy(allow)).toBe(true);
+      });
+
+      test("rules round-trip exactly: optional fields absent stay absent, empty stay empty", async () => {
+        const store = await fresh();
+        const rules: Rule[] = [
+          { effect: "allow" },
+          { effect: "deny", scopes: [] },
+          {
+            effect: "allow",
+            scopes: ["sign", "public_keys", "signer_status"],
+            keys: [KEY_A, KEY_B],
+            operations: ["ATTESTATION", "BLOCK_V2"],
+          },
+          { effect: "deny", keys: [KEY_B] },
+          { effect: "allow", operations: [] },
+          { effect: "deny", scopes: ["delete_keys"], operations: ["VOLUNTARY_EXIT"] },
+        ];
+        const policy: Policy = { name: "everything", rules };
+        await store.createPolicy(policy);
+        const back = await store.getPolicy("everything");
+        expect(back).toStrictEqual(policy);
+        const [first, second] = back?.rules ?? [];
+        expect(first === undefined ? [] : Object.keys(first)).toEqual(["effect"]);
+        expect(second?.scopes).toEqual([]);
+        expect(second !== undefined && "keys" in second).toBe(false);
+        expect(await store.listPolicies()).toStrictEqual([policy]);
+      });
+
+      test("a field set to undefined is stored as absent", async () => {
+        const store = await fresh();
+        await store.createPolicy({
+          name: "u",
+          rules: [{ effect: "allow", scopes: undefined, keys: [KEY_A], operations: undefined }],
+        });
+        const rule = (await store.getPolicy("u"))?.rules[0];
+        expect(rule).toStrictEqual({ effect: "allow", keys: [KEY_A] });
+        expect(rule !== undefined && "scopes" in rule).toBe(false);
+      });
+
+      test("malformed policies are refused and nothing is written", async () => {
+        const store = await fresh();
+        const bad = [
+          { name: "", rules: [] },
+          { name: "x", rules: [{ effect: "maybe" }] },
+          { name: "x", rules: [{ effect: "allow", scopes: ["no_such_scope"] }] },
+          { name: "x", rules: [{ effect: "allow", operations: ["NOT_AN_OP"] }] },
+          { name: "x", rules: "not an array" },
+        ] as unknown as Policy[];
+        for (const policy of bad) {
+          await expect(store.createPolicy(policy)).rejects.toThrow(TypeError);
+        }
+        expect(await store.listPolicies()).toEqual([]);
+      });
+
+      test("of concurrent creates of one name exactly one succeeds", async () => {
+        const store = await fresh();
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            store.createPolicy({ name: "race", rules: [{ effect: "allow", keys: [String(i)] }] }),
+          ),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await store.listPolicies()).toHaveLength(1);
+      });
+    });
+
+    describe("tokens", () => {
+      test("create, find (exactly the record), unknown hash → undefined", async () => {
+        const store = await fresh();
+        const client = tokenRecord("one");
+        const management = managementRecord("root");
+        await store.createToken(client);
+        await store.createToken(management);
+        expect(await store.findToken(client.hash)).toStrictEqual(client);
+        const found = await store.findToken(management.hash);
+        expect(found).toStrictEqual(management);
+        expect(found !== undefined && "expiresAt" in found).toBe(false);
+        expect(await store.findToken(hashOf("other"))).toBeUndefined();
+      });
+
+      test("all kinds, empty and non-empty lists round-trip", async () => {
+        const store = await fresh();
+        const records = [
+          tokenRecord("c", { policies: [], cidrs: [] }),
+          tokenRecord("s", { kind: "setup", policies: [], cidrs: [], createdAt: 1 }),
+          tokenRecord("m", { kind: "management", policies: ["a", "b"], cidrs: [] }),
+          tokenRecord("v6", { cidrs: ["::1/128"], policies: ["x", "y", "z"], expiresAt: 0 }),
+        ];
+        for (const r of records) await store.createToken(r);
+        for (const r of records) expect(await store.findToken(r.hash)).toStrictEqual(r);
+      });
+
+      test("list is sorted by creation time", async () => {
+        const store = await fresh();
+        const t3 = tokenRecord("t3", { createdAt: 3000 });
+        const t1 = tokenRecord("t1", { createdAt: 1000 });
+        const t2 = managementRecord("t2", 2000);
+        const t4 = tokenRecord("t4", { createdAt: 1_800_000_000_000 });
+        for (const r of [t3, t1, t4, t2]) await store.createToken(r);
+        expect(await store.listTokens()).toStrictEqual([t1, t2, t3, t4]);
+      });
+
+      test("revoke: true once, then find → undefined and revoke → false", async () => {
+        const store = await fresh();
+        const keep = tokenRecord("keep");
+        const gone = tokenRecord("gone");
+        await store.createToken(keep);
+        await store.createToken(gone);
+        expect(await store.revokeToken(gone.accessor)).toBe(true);
+        expect(await store.findToken(gone.hash)).toBeUndefined();
+        expect(await store.revokeToken(gone.accessor)).toBe(false);
+        expect(await store.revokeToken("acc-never-was")).toBe(false);
+        expect(await store.consumeToken(gone.hash)).toBeUndefined();
+        expect(await store.listTokens()).toStrictEqual([keep]);
+        expect(await store.findToken(keep.hash)).toStrictEqual(keep);
+      });
+
+      test("duplicate accessor or hash is rejected and changes nothing", async () => {
+        const store = await fresh();
+        const original = tokenRecord("orig");
+        await store.createToken(original);
+        const sameAccessor = tokenRecord("other-hash", { accessor: original.accessor });
+        const sameHash = tokenRecord("orig", { accessor: "acc-other" });
+        await expect(store.createToken(sameAccessor)).rejects.toThrow(TokenConflictError);
+        await expect(store.createToken(sameHash)).rejects.toThrow(TokenConflictError);
+        await expect(store.createToken(original)).rejects.toThrow(TokenConflictError);
+        expect(await store.listTokens()).toStrictEqual([original]);
+        expect(await store.findToken(sameAccessor.hash)).toBeUndefined();
+        expect(await store.revokeToken("acc-other")).toBe(false);
+        expect(await store.findToken(original.hash)).toStrictEqual(original);
+        // What the refused tokens did not take is still free.
+        const later = tokenRecord("later", { accessor: "acc-other" });
+        await store.createToken(later);
+        expect(await store.findToken(later.hash)).toStrictEqual(later);
+        // The accessor of a revoked token is free again too.
+        expect(await store.revokeToken(original.accessor)).toBe(true);
+        const reuse = tokenRecord("reuse", { accessor: original.accessor });
+        await store.createToken(reuse);
+        expect(await store.revokeToken(original.accessor)).toBe(true);
+        expect(await store.listTokens()).toStrictEqual([later]);
+      });
+
+      test("malformed token records are refused and nothing is written", async () => {
+        const store = await fresh();
+        const bad: TokenRecord[] = [
+          tokenRecord("a", { hash: "ABC" }),
+          tokenRecord("b", { hash: hashOf("b").toUpperCase() }),
+          tokenRecord("c", { accessor: "" }),
+          tokenRecord("d", { kind: "root" as TokenRecord["kind"] }),
+          tokenRecord("e", { createdAt: Number.NaN }),
+          tokenRecord("f", { expiresAt: 1.5 }),
+          tokenRecord("g", { kind: "management", cidrs: ["10.0.0.0/8"] }),
+        ];
+        for (const record of bad) {
+          await expect(store.createToken(record)).rejects.toThrow(TypeError);
+        }
+        expect(await store.listTokens()).toEqual([]);
+      });
+
+      test("expiry cleanup removes only tokens expired at or before now", async () => {
+        const store = await fresh();
+        const now = 1_750_000_000_000;
+        const past = tokenRecord("past", { expiresAt: now - 1, createdAt: 1 });
+        const exact = tokenRecord("exact", { expiresAt: now, createdAt: 2 });
+        const future = tokenRecord("future", { expiresAt: now + 1, createdAt: 3 });
+        const never = managementRecord("never", 4);
+        for (const r of [past, exact, future, never]) await store.createToken(r);
+        expect(await store.deleteExpiredTokens(now)).toBe(2);
+        expect(await store.listTokens()).toStrictEqual([future, never]);
+        expect(await store.findToken(past.hash)).toBeUndefined();
+        expect(await store.revokeToken(exact.accessor)).toBe(false);
+        expect(await store.deleteExpiredTokens(now)).toBe(0);
+        expect(await store.deleteExpiredTokens(Number.MAX_SAFE_INTEGER)).toBe(1);
+        expect(await store.listTokens()).toStrictEqual([never]);
+        // An accessor freed by expiry can be used again.
+        await store.createToken(tokenRecord("again", { accessor: past.accessor }));
+      });
+
+      test("consumeToken: returns the record once, then it is gone", async () => {
+        const store = await fresh();
+        const setup = tokenRecord("setup", { kind: "setup", policies: [], cidrs: [] });
+        await store.createToken(setup);
+        expect(await store.consumeToken(hashOf("unknown"))).toBeUndefined();
+        expect(await store.consumeToken(setup.hash)).toStrictEqual(setup);
+        expect(await store.consumeToken(setup.hash)).toBeUndefined();
+        expect(await store.findToken(setup.hash)).toBeUndefined();
+        expect(await store.revokeToken(setup.accessor)).toBe(false);
+        expect(await store.listTokens()).toEqual([]);
+        // Accessor and hash are both free again.
+        await store.createToken(setup);
+        expect(await store.findToken(setup.hash)).toStrictEqual(setup);
+      });
+
+      test("consumeToken under concurrency: 20 parallel consumers, exactly one gets it", async () => {
+        const store = await fresh();
+        for (let round = 0; round < 3; round++) {
+          const record = tokenRecord(`race-${round}`, { kind: "setup", cidrs: [] });
+          await store.createToken(record);
+          const results = await Promise.all(
+            Array.from({ length: 20 }, () => store.consumeToken(record.hash)),
+          );
+          const winners = results.filter((r) => r !== undefined);
+          expect(winners).toHaveLength(1);
+          expect(winners[0]).toStrictEqual(record);
+        }
+        expect(await store.listTokens()).toEqual([]);
+      });
+
+      test("consume and revoke racing on one token: exactly one of them takes it", async () => {
+        const store = await fresh();
+        const record = tokenRecord("contended");
+        await store.createToken(record);
+        const [consumed, revoked] = await Promise.all([
+          store.consumeToken(record.hash),
+          store.revokeToken(record.accessor),
+        ]);
+        expect((consumed === undefined ? 0 : 1) + (revoked ? 1 : 0)).toBe(1);
+        expect(await store.listTokens()).toEqual([]);
+      });
+    });
+
+    test("no token value is ever needed or stored: only its hash", async () => {
+      const store = await fresh();
+      const issued = newToken();
+      expect(issued.hash).toBe(hashToken(issued.token));
+      const record = tokenRecord("ignored", { accessor: issued.accessor, hash: issued.hash });
+      await store.createToken(record);
+      // Everything the API gives back carries the hash, never the value.
+      const seen = JSON.stringify([
+        await store.findToken(hashToken(issued.token)),
+        await store.listTokens(),
+      ]);
+      expect(seen).toContain(issued.hash);
+      expect(seen).not.toContain(issued.token);
+      expect(seen).not.toContain(issued.token.slice(4));
+      // A token value passed where a hash belongs is refused, so it cannot end up stored.
+      await expect(
+        store.createToken(tokenRecord("x", { accessor: "acc-x", hash: issued.token })),
+      ).rejects.toThrow(TypeError);
+      expect(await store.findToken(issued.token)).toBeUndefined();
+      expect(await store.consumeToken(hashToken(issued.token))).toStrictEqual(record);
+    });
+
+    test("close: idempotent, and the store refuses work afterwards", async () => {
+      const store = await fresh();
+      await store.createPolicy({ name: "p", rules: [] });
+      await store.close();
+      await store.close();
+      await expect(store.ping()).rejects.toThrow(/closed/);
+      await expect(store.getPolicy("p")).rejects.toThrow(/closed/);
+      await expect(store.createToken(tokenRecord("late"))).rejects.toThrow(/closed/);
+    });
+  });
+}
