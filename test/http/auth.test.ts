@@ -262,6 +262,33 @@ describe("stateful (signer_state)", () => {
       );
       expect(revoke.status).toBe(204);
       expect((await signAs(s.url, K0, client)).status).toBe(401);
+      // A CIDR-bound runtime token: accepted only from 127.0.0.2.
+      const listable = {
+        rules: [{ effect: "allow", scopes: ["sign", "public_keys"], keys: [K0, K1] }],
+      };
+      expect(
+        (await call(s.url, "/api/v1/signer/auth/policies/vc", management, "PUT", listable)).status,
+      ).toBe(200);
+      const bound = await call(s.url, "/api/v1/signer/auth/tokens", management, "POST", {
+        policies: ["vc"],
+        ttl_seconds: 600,
+        token_bound_cidrs: ["127.0.0.2/32"],
+      });
+      const boundHeaders = bearer(String(bound.body.token));
+      expect(await fromAddress("127.0.0.2", s.port, "/api/v1/eth2/publicKeys", boundHeaders)).toBe(
+        200,
+      );
+      expect(await fromAddress("127.0.0.1", s.port, "/api/v1/eth2/publicKeys", boundHeaders)).toBe(
+        403,
+      );
+
+      // Deleting the policy takes the token's access away at once.
+      expect(
+        (await call(s.url, "/api/v1/signer/auth/policies/vc", management, "DELETE")).status,
+      ).toBe(204);
+      expect(await fromAddress("127.0.0.2", s.port, "/api/v1/eth2/publicKeys", boundHeaders)).toBe(
+        403,
+      );
       const listed = await call(s.url, "/api/v1/signer/auth/tokens", management);
       expect(JSON.stringify(listed.body)).not.toContain(String(created.body.token));
     } finally {
