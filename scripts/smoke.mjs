@@ -22,7 +22,7 @@ for (const args of [["--help"], ["version"]]) {
 const config = join(work, "sigil.yaml");
 writeFileSync(
   config,
-  "server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  backend: sqlite\n  path: ./slashing.sqlite\n",
+  "server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nmetrics:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  backend: sqlite\n  path: ./slashing.sqlite\n",
 );
 const check = spawnSync(binary, ["config", "check", "-c", config], { cwd: work, encoding: "utf8" });
 if (check.status !== 0) fail(`config check exited ${check.status}: ${check.stderr}`);

@@ -34,6 +34,8 @@ export class SigilError extends Error {
     message: string,
     /** Seconds a client should wait before retrying, where that is meaningful. */
     readonly retryAfterSeconds?: number,
+    /** A machine-readable refinement of the code (e.g. the slashing refusal reason), for metrics. */
+    readonly reason?: string,
   ) {
     super(message);
   }

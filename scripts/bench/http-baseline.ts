@@ -18,6 +18,8 @@ export async function httpBaseline(): Promise<Record<string, unknown>> {
       "127.0.0.1",
       "--server-listen-port",
       "0",
+      "--metrics-listen-port",
+      "0",
     ],
     {
       stderr: "pipe",

@@ -33,6 +33,7 @@ export async function keymanagerImport(): Promise<Record<string, unknown>> {
     configPath,
     JSON.stringify({
       server: { listen_address: "127.0.0.1", listen_port: 0 },
+      metrics: { listen_address: "127.0.0.1", listen_port: 0 },
       key_sources: {
         filesystem: { paths: [join(dir, "keys")] },
         key_manager_api: {

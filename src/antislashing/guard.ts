@@ -60,13 +60,12 @@ export class StoreGuard implements SlashingGuard {
       );
     }
     if (decision.outcome === "refused") {
-      this.logger.warn("slashing protection refused", {
-        pubkey,
-        operation: request.operation,
-        reason: decision.reason,
-        detail: decision.detail,
-      });
-      throw new SigilError("slashing_protection", `${decision.reason}: ${decision.detail}`);
+      throw new SigilError(
+        "slashing_protection",
+        `${decision.reason}: ${decision.detail}`,
+        undefined,
+        decision.reason,
+      );
     }
   }
 }

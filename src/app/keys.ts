@@ -9,6 +9,8 @@ import type { BlsBackend } from "../signing/bls/backend";
 export interface KeyLoadSummary {
   loaded: number;
   failed: number;
+  /** Why each failed key was skipped (no secrets). */
+  reasons: string[];
 }
 
 /** Loads every configured key source into the store; failures are logged by the source and counted. */
@@ -19,7 +21,7 @@ export async function loadConfiguredKeys(
   logger: Logger,
 ): Promise<KeyLoadSummary> {
   const { paths, keystore_load_concurrency, raw_load_concurrency } = config.key_sources.filesystem;
-  if (paths.length === 0) return { loaded: 0, failed: 0 };
+  if (paths.length === 0) return { loaded: 0, failed: 0, reasons: [] };
   const result = await loadFilesystemKeys({
     paths,
     keystoreConcurrency: keystore_load_concurrency,
@@ -34,7 +36,11 @@ export async function loadConfiguredKeys(
     const readonly = dirname(resolve(file)) !== managed;
     if (!store.add({ pubkey, key, source: "filesystem", readonly })) duplicates++;
   }
-  return { loaded: result.keys.length - duplicates, failed: result.failures.length + duplicates };
+  const reasons = [
+    ...result.failures.map((f) => f.reason),
+    ...Array<string>(duplicates).fill("duplicate across sources"),
+  ];
+  return { loaded: result.keys.length - duplicates, failed: reasons.length, reasons };
 }
 
 /** Web3Signer's convention: the key check is DOWN when any configured key failed to load. */

@@ -5,6 +5,7 @@ import type { Config } from "../config/schema";
 import { authenticateWith } from "../http/access";
 import { createHttpApp } from "../http/app";
 import { corsPolicy } from "../http/cors";
+import { requestMeta } from "../http/request-meta";
 import { authApiRoutes } from "../http/routes/auth-api";
 import { healthRoutes } from "../http/routes/health";
 import { signingRoutes } from "../http/routes/signing";
@@ -15,7 +16,7 @@ import { HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
 import type { BlsBackend } from "../signing/bls/backend";
 import { loadBlsBackend } from "../signing/bls/select";
-import { CanaryMonitor, MemoryCounter } from "../signing/canary";
+import { CanaryMonitor } from "../signing/canary";
 import { JobLimiter } from "../signing/limiter";
 import { resolveNetwork } from "../signing/network";
 import { SigningService } from "../signing/service";
@@ -23,10 +24,13 @@ import { VERSION } from "../version";
 import { wireAuth } from "./auth";
 import { wireKeyManager } from "./keymanager";
 import { keysHealth, loadConfiguredKeys } from "./keys";
+import { wireMetrics } from "./metrics";
 import { openSlashingStore, schedulePruning, slashingHealth } from "./slashing";
 
 export interface RunningSigner {
   readonly http: RunningHttpServer;
+  /** Base URL of the metrics listener (GET /metrics). */
+  readonly metricsUrl: string;
   /** Graceful stop: no new requests, in-flight ones finish within the grace period, resources close. */
   stop(): Promise<{ forced: boolean }>;
 }
@@ -78,6 +82,8 @@ async function startWithStore(
     maxConcurrent: config.max_concurrent_signing_jobs,
     maxQueued: config.signing_queue_buffer_size,
   });
+  const metrics = wireMetrics(config, { limiter, keys, logger });
+  metrics.recordKeyLoadFailures(keySummary.reasons);
   const health = new HealthRegistry();
   // A full queue means new signing requests are being turned away: not ready for more work.
   health.register("signing_queue", () => {
@@ -103,8 +109,9 @@ async function startWithStore(
     limiter,
     guard: new StoreGuard(store, logger.child("antislashing")),
     network,
-    canaries: new CanaryMonitor(config.canary_keys, new MemoryCounter(), logger.child("canary")),
+    canaries: new CanaryMonitor(config.canary_keys, metrics.canaryCounter, logger.child("canary")),
     logger: logger.child("signing"),
+    observer: metrics.observer,
   });
   const keyManager = wireKeyManager(config, {
     keys,
@@ -127,7 +134,23 @@ async function startWithStore(
     ...keyManager.routes,
   ];
   if (auth.admin) routes.push(authApiRoutes(auth.admin, authenticate));
+  const httpLog = logger.child("http");
   const app = createHttpApp({
+    onSigilError: (error, request) => {
+      metrics.onErrorCode(error.code);
+      if (
+        error.code === "unauthorized" ||
+        error.code === "invalid_token" ||
+        error.code === "forbidden"
+      ) {
+        httpLog.info("access denied", {
+          request_id: requestMeta(request).id,
+          path: new URL(request.url).pathname,
+          code: error.code,
+          reason: error.message,
+        });
+      }
+    },
     routes,
     maxBodyBytesFor: keyManager.maxBodyBytesFor,
     maxBodyBytes: config.server.max_request_body_bytes,
@@ -151,6 +174,7 @@ async function startWithStore(
 
   return {
     http,
+    metricsUrl: metrics.url,
     async stop() {
       const graceMs = config.server.graceful_shutdown_timeout_seconds * 1000;
       const deadline = Date.now() + graceMs;
@@ -161,6 +185,7 @@ async function startWithStore(
         Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false),
       ]);
       stopPruning();
+      await metrics.stop();
       await auth.close();
       await store.close();
       return { forced: forced || !idle };

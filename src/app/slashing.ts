@@ -47,9 +47,11 @@ export async function openSlashingStore(config: Config, logger: Logger): Promise
 }
 
 export async function slashingHealth(store: SlashingStore): Promise<CheckResult> {
+  const started = performance.now();
   try {
     await store.ping();
-    return { status: "UP", data: { backend: store.backend } };
+    const latency = Math.round((performance.now() - started) * 100) / 100;
+    return { status: "UP", data: { backend: store.backend, latency_ms: latency } };
   } catch {
     return { status: "DOWN", data: { backend: store.backend, error: "database unreachable" } };
   }

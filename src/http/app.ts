@@ -11,6 +11,8 @@ export interface HttpAppOptions {
   maxBodyBytes: number;
   /** A route-specific body limit (e.g. Key Manager imports carry interchange data); undefined = the default. */
   maxBodyBytesFor?: (request: Request) => number | undefined;
+  /** Sees every typed error answered (metrics, audit logging of denials). */
+  onSigilError?: (error: SigilError, request: Request) => void;
   logger: Logger;
 }
 
@@ -26,7 +28,10 @@ export function createHttpApp(options: HttpAppOptions): AnyElysia {
     )
     .onError({ as: "global" }, ({ code, error, request }) => {
       const cause = error instanceof Error && isSigilError(error.cause) ? error.cause : error;
-      if (isSigilError(cause)) return responseForError(cause);
+      if (isSigilError(cause)) {
+        options.onSigilError?.(cause, request);
+        return responseForError(cause);
+      }
       switch (code) {
         case "NOT_FOUND":
           return errorResponse(

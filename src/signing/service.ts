@@ -7,6 +7,7 @@ import type { BlsBackend } from "./bls/backend";
 import type { CanaryMonitor } from "./canary";
 import type { JobLimiter } from "./limiter";
 import type { NetworkConstants } from "./network";
+import type { SigningOperation } from "./operations";
 import { parseSigningRequest } from "./parse";
 import type { SigningRequest } from "./request";
 
@@ -18,6 +19,13 @@ export interface SigningServiceDeps {
   network: NetworkConstants;
   canaries: CanaryMonitor;
   logger: Logger;
+  observer?: SigningObserver;
+}
+
+/** Where signing outcomes go (the metrics module); the service knows nothing of Prometheus. */
+export interface SigningObserver {
+  signed(operation: SigningOperation, queueSeconds: number, signSeconds: number): void;
+  failed(operation: SigningOperation | undefined, code: string, reason: string | undefined): void;
 }
 
 export interface PreparedSignature {
@@ -49,7 +57,9 @@ export class SigningService {
     const { pubkey, request } = prepared;
     if (!this.deps.keys.get(pubkey)) throw unknownKey(pubkey);
     const log = this.deps.logger;
+    const received = performance.now();
     return this.deps.limiter.run(async () => {
+      const started = performance.now();
       if (context.deadline.aborted) {
         throw new SigilError("request_timeout", "request timed out before signing started");
       }
@@ -66,8 +76,42 @@ export class SigningService {
           operation: request.operation,
         });
       }
+      this.deps.observer?.signed(
+        request.operation,
+        (started - received) / 1000,
+        (performance.now() - started) / 1000,
+      );
       return signature;
     }, context.deadline);
+  }
+
+  /**
+   * Records a sign request that ended in an error (at any stage, parsing included). Refusals are
+   * logged at warn, other client errors at debug; never with a secret.
+   */
+  recordFailure(
+    error: unknown,
+    context: { requestId: string; pubkey?: string; operation?: SigningOperation },
+  ): void {
+    const code = error instanceof SigilError ? error.code : "internal_error";
+    const reason = error instanceof SigilError ? error.reason : undefined;
+    this.deps.observer?.failed(context.operation, code, reason);
+    const fields = {
+      request_id: context.requestId,
+      pubkey: context.pubkey ? shortKey(context.pubkey) : undefined,
+      operation: context.operation,
+      code,
+      reason,
+    };
+    if (code === "slashing_protection")
+      this.deps.logger.warn("signing refused by slashing protection", fields);
+    else if (
+      code === "queue_full" ||
+      code === "request_timeout" ||
+      code === "slashing_db_unavailable"
+    ) {
+      this.deps.logger.warn("signing request not served", fields);
+    } else this.deps.logger.debug("signing request failed", fields);
   }
 
   /** Lower-case 0x pubkeys, as Web3Signer lists them. */

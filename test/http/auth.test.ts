@@ -17,7 +17,7 @@ async function start(name: string, authYaml: string, env: Record<string, string>
   const file = dir.file(
     `${name}.yaml`,
     [
-      "server: {listen_address: 0.0.0.0, listen_port: 0}",
+      "server: {listen_address: 0.0.0.0, listen_port: 0}\nmetrics: {listen_address: 127.0.0.1, listen_port: 0}",
       `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
       `antislashing: {backend: sqlite, path: "${join(dir.path, `${name}.sqlite`)}"}`,
       authYaml,

@@ -60,7 +60,7 @@ async function signer(
   const file = dir.file(
     `${name}.yaml`,
     [
-      "server: {listen_address: 127.0.0.1, listen_port: 0}",
+      "server: {listen_address: 127.0.0.1, listen_port: 0}\nmetrics: {listen_address: 127.0.0.1, listen_port: 0}",
       `key_sources: {filesystem: {paths: ["${keysDir}"]}, key_manager_api: {enabled: true, max_items_per_request: 3}}`,
       `antislashing: {backend: sqlite, path: "${join(dir.path, `${name}.sqlite`)}"}`,
       extra,
@@ -291,7 +291,7 @@ describe("Key Manager API", () => {
     const file = dir.file(
       "readonly2.yaml",
       [
-        "server: {listen_address: 127.0.0.1, listen_port: 0}",
+        "server: {listen_address: 127.0.0.1, listen_port: 0}\nmetrics: {listen_address: 127.0.0.1, listen_port: 0}",
         `key_sources: {filesystem: {paths: ["${managedDir}", "examples/keys"]}, key_manager_api: {enabled: true}}`,
         `antislashing: {backend: sqlite, path: "${join(dir.path, "readonly.sqlite")}"}`,
       ].join("\n"),
@@ -374,7 +374,7 @@ describe("Key Manager API", () => {
   test("the routes are absent (404) when the API is disabled", async () => {
     const file = dir.file(
       "disabled.yaml",
-      `server: {listen_address: 127.0.0.1, listen_port: 0}\nantislashing: {backend: sqlite, path: "${join(dir.path, "disabled.sqlite")}"}\n`,
+      `server: {listen_address: 127.0.0.1, listen_port: 0}\nmetrics: {listen_address: 127.0.0.1, listen_port: 0}\nantislashing: {backend: sqlite, path: "${join(dir.path, "disabled.sqlite")}"}\n`,
     );
     const loaded = loadConfig({ argv: ["-c", file], env: {} });
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));

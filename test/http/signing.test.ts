@@ -42,7 +42,7 @@ beforeAll(async () => {
   const file = dir.file(
     "signing.yaml",
     [
-      "server: {listen_address: 127.0.0.1, listen_port: 0}",
+      "server: {listen_address: 127.0.0.1, listen_port: 0}\nmetrics: {listen_address: 127.0.0.1, listen_port: 0}",
       `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
       "antislashing: {backend: noop}",
       `canary_keys: ["${KEY_1}"]`,

@@ -22,7 +22,14 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !name.startsWith("SIGNER_")) env[name] = value;
   }
-  return { ...env, NO_COLOR: "1", ...extra };
+  // Several signers run at once in tests: the metrics listener takes a free port unless a test says otherwise.
+  return {
+    ...env,
+    NO_COLOR: "1",
+    SIGNER_METRICS__LISTEN_ADDRESS: "127.0.0.1",
+    SIGNER_METRICS__LISTEN_PORT: "0",
+    ...extra,
+  };
 }
 
 export interface CliResult {

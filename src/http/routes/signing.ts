@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { authorize, visibleKeys } from "../../auth/authenticator";
-import type { SigningService } from "../../signing/service";
+import type { PreparedSignature, SigningService } from "../../signing/service";
 import type { Authenticate } from "../access";
 import { requestMeta } from "../request-meta";
 
@@ -24,19 +24,26 @@ function signatureResponse(signature: Uint8Array, accept: string | null): Respon
 export function signingRoutes(service: SigningService, authenticate: Authenticate) {
   return new Elysia()
     .post("/api/v1/eth2/sign/:identifier", async ({ params, body, request }) => {
-      const principal = await authenticate(request);
-      const prepared = service.prepare(params.identifier, body);
-      authorize(principal, {
-        scope: "sign",
-        pubkey: prepared.pubkey,
-        operation: prepared.request.operation,
-      });
       const meta = requestMeta(request);
-      const signature = await service.sign(prepared, {
-        requestId: meta.id,
-        deadline: meta.deadline,
-      });
-      return signatureResponse(signature, request.headers.get("accept"));
+      let prepared: PreparedSignature | undefined;
+      try {
+        const principal = await authenticate(request);
+        prepared = service.prepare(params.identifier, body);
+        const { pubkey, request: parsed } = prepared;
+        authorize(principal, { scope: "sign", pubkey, operation: parsed.operation });
+        const signature = await service.sign(prepared, {
+          requestId: meta.id,
+          deadline: meta.deadline,
+        });
+        return signatureResponse(signature, request.headers.get("accept"));
+      } catch (error) {
+        service.recordFailure(error, {
+          requestId: meta.id,
+          pubkey: prepared?.pubkey,
+          operation: prepared?.request.operation,
+        });
+        throw error;
+      }
     })
     .get("/api/v1/eth2/publicKeys", async ({ request }) =>
       Response.json(visibleKeys(await authenticate(request), "public_keys", service.publicKeys())),

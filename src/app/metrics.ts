@@ -1,0 +1,114 @@
+import type { Server } from "bun";
+import type { Config } from "../config/schema";
+import type { KeyStore } from "../keys/key-store";
+import type { Logger } from "../observability/log";
+import { SignerMetrics } from "../observability/metrics";
+import type { CanaryCounter } from "../signing/canary";
+import type { JobLimiter } from "../signing/limiter";
+import type { SigningObserver } from "../signing/service";
+
+export interface MetricsWiring {
+  metrics: SignerMetrics;
+  observer: SigningObserver;
+  canaryCounter: CanaryCounter;
+  /** Called for every error response; counts auth denials. */
+  onErrorCode(code: string): void;
+  recordKeyLoadFailures(reasons: readonly string[]): void;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+const AUTH_DENIALS = new Set(["unauthorized", "invalid_token", "forbidden"]);
+
+/** Gauges read memory only at scrape time; nothing here touches a database or the request path. */
+export function wireMetrics(
+  config: Config,
+  deps: { limiter: JobLimiter; keys: KeyStore; logger: Logger },
+): MetricsWiring {
+  const metrics = new SignerMetrics();
+  metrics.gauge(
+    "signer_signing_queue_depth",
+    "Sign requests waiting for a signing slot.",
+    () => deps.limiter.queued,
+  );
+  metrics.labelledGauge("signer_keys_loaded", "Keys loaded, by source.", "source", () => ({
+    filesystem: deps.keys.count("filesystem"),
+  }));
+  // 0 sealed, 1 unsealed. Without the seal lifecycle a signer is always unsealed.
+  metrics.gauge(
+    "signer_seal_state",
+    "1 when the signer is unsealed and can sign, 0 when sealed.",
+    () => 1,
+  );
+
+  const observer: SigningObserver = {
+    signed(operation, queueSeconds, signSeconds) {
+      metrics.signingRequests.inc({ operation, status: "signed" });
+      metrics.signingDuration.observe({ operation, phase: "queue" }, queueSeconds);
+      metrics.signingDuration.observe({ operation, phase: "sign" }, signSeconds);
+    },
+    failed(operation, code, reason) {
+      metrics.signingRequests.inc({ operation: operation ?? "unknown", status: code });
+      if (code === "queue_full") metrics.signingRejected.inc({ reason: "queue_full" });
+      if (code === "request_timeout") metrics.signingRejected.inc({ reason: "timeout" });
+      if (code === "slashing_protection") {
+        metrics.slashingRefusals.inc({
+          operation: operation ?? "unknown",
+          reason: reason ?? "unknown",
+        });
+      }
+    },
+  };
+
+  const server: Server<undefined> = Bun.serve({
+    hostname: config.metrics.listen_address,
+    port: config.metrics.listen_port,
+    async fetch(request) {
+      if (new URL(request.url).pathname !== "/metrics" || request.method !== "GET") {
+        return Response.json(
+          { code: "not_found", message: "the metrics listener serves GET /metrics" },
+          { status: 404 },
+        );
+      }
+      return new Response(await metrics.registry.metrics(), {
+        headers: { "content-type": metrics.registry.contentType },
+      });
+    },
+  });
+  const url = `http://${config.metrics.listen_address}:${server.port}`;
+  deps.logger.child("app").info("metrics listening", { url: `${url}/metrics` });
+
+  return {
+    metrics,
+    observer,
+    canaryCounter: { increment: () => metrics.canarySigning.inc() },
+    onErrorCode(code) {
+      if (AUTH_DENIALS.has(code)) metrics.authDenied.inc({ reason: code });
+    },
+    recordKeyLoadFailures(reasons) {
+      for (const reason of reasons)
+        metrics.keyLoadFailures.inc({ source: "filesystem", reason: reasonClass(reason) });
+    },
+    url,
+    async stop() {
+      await server.stop(true);
+    },
+  };
+}
+
+/** Free-text load failures folded into a few stable label values. */
+export function reasonClass(reason: string): string {
+  const text = reason.toLowerCase();
+  if (text.includes("duplicate")) return "duplicate";
+  if (text.includes("password") || text.includes("checksum")) return "wrong_password";
+  if (text.includes("keystore")) return "invalid_keystore";
+  if (
+    text.includes("no such file") ||
+    text.includes("enoent") ||
+    text.includes("cannot read") ||
+    text.includes("directory")
+  ) {
+    return "unreadable";
+  }
+  return "invalid_descriptor";
+}
