@@ -117,6 +117,8 @@ function parseOptionalRoot(value: Json | undefined, path: string): Uint8Array | 
   return value === undefined || value === null ? undefined : parseRoot(value, path);
 }
 
+type Frame = { keys: Set<string>; expectKey: boolean; at: string } | { index: number; at: string };
+
 export function parseMetadata(value: Json | undefined, path = "$.metadata"): InterchangeMetadata {
   const obj = expectObject(value, path);
   const version = obj.interchange_format_version;
@@ -231,6 +233,9 @@ class InterchangeReader {
   private top: TopState = "start";
   private topKey = "";
   private readonly seenKeys = new Set<string>();
+  // Every object's keys, to refuse duplicates anywhere: a repeated "signed_attestations" would
+  // otherwise silently replace the first one and drop history.
+  private readonly frames: Frame[] = [];
 
   constructor(private readonly input: ChunkSource) {
     this.tokenizer.onToken = (info) => {
@@ -246,7 +251,35 @@ class InterchangeReader {
     };
   }
 
+  private trackKeys(token: TokenType, value: unknown): void {
+    const frame = this.frames[this.frames.length - 1];
+    if (token === TokenType.LEFT_BRACE)
+      this.frames.push({ keys: new Set(), expectKey: true, at: "" });
+    else if (token === TokenType.LEFT_BRACKET) this.frames.push({ index: 0, at: "" });
+    else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET)
+      this.frames.pop();
+    else if (token === TokenType.COMMA && frame) {
+      if ("keys" in frame) frame.expectKey = true;
+      else frame.index += 1;
+    } else if (token === TokenType.STRING && frame && "keys" in frame && frame.expectKey) {
+      const key = String(value);
+      if (frame.keys.has(key))
+        throw new InterchangeFormatError(`${this.framePath()}.${key}`, "duplicate key");
+      frame.keys.add(key);
+      frame.at = key;
+      frame.expectKey = false;
+    }
+  }
+
+  /** The path of the object being read: each enclosing frame adds the key or index it is at. */
+  private framePath(): string {
+    return this.frames
+      .slice(0, -1)
+      .reduce((path, frame) => path + ("keys" in frame ? `.${frame.at}` : `[${frame.index}]`), "$");
+  }
+
   private track(token: TokenType, value: unknown): void {
+    this.trackKeys(token, value);
     if (this.depth === 0 && this.top === "start") {
       if (token !== TokenType.LEFT_BRACE) {
         throw new InterchangeFormatError("$", "expected an object with metadata and data");

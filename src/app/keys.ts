@@ -1,4 +1,4 @@
-import { dirname, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { Config } from "../config/schema";
 import { loadFilesystemKeys } from "../keys/filesystem";
 import type { KeyStore } from "../keys/key-store";
@@ -29,12 +29,22 @@ export async function loadConfiguredKeys(
     bls,
     logger: logger.child("keys"),
   });
-  // With the Key Manager API on, keys in the first path are the ones it manages (and may delete).
+  // With the Key Manager API on, it manages exactly the keys it could have written: a
+  // `<pubkey>.yaml` in the first path holding that one key. Deleting means removing that file, so
+  // a key described anywhere else (another name, a shared multi-key file) is read-only: deleting
+  // it could not keep it from loading again at the next start-up.
   const managed = config.key_sources.key_manager_api.enabled ? resolve(paths[0] ?? "") : undefined;
+  const keysPerFile = new Map<string, number>();
+  for (const { file } of result.keys)
+    keysPerFile.set(resolve(file), (keysPerFile.get(resolve(file)) ?? 0) + 1);
   let duplicates = 0;
   for (const { pubkey, key, file } of result.keys) {
-    const readonly = dirname(resolve(file)) !== managed;
-    if (!store.add({ pubkey, key, source: "filesystem", readonly })) duplicates++;
+    const path = resolve(file);
+    const deletable =
+      managed !== undefined &&
+      path === join(managed, `${pubkey}.yaml`) &&
+      keysPerFile.get(path) === 1;
+    if (!store.add({ pubkey, key, source: "filesystem", readonly: !deletable })) duplicates++;
   }
   const reasons = [
     ...result.failures.map((f) => f.reason),

@@ -188,7 +188,8 @@ export class KeyManagerService {
     if (entry.readonly)
       return {
         status: "error",
-        message: "key is read-only: it is not in the Key Manager's directory",
+        message:
+          "key is read-only: its descriptor is not a Key Manager file (<pubkey>.yaml in the first key directory)",
       };
     const files = this.filesOf(pubkey);
     try {

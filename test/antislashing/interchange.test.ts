@@ -184,6 +184,28 @@ describe("readInterchange: invalid documents are rejected with a JSON path", () 
     ],
     ["duplicate data", `${doc([]).slice(0, -1)},"data":[]}`, "$.data"],
     [
+      "duplicate key inside metadata",
+      `{"metadata":{"interchange_format_version":"5","genesis_validators_root":"${GVR}","genesis_validators_root":"${GVR}"},"data":[]}`,
+      "$.metadata.genesis_validators_root",
+    ],
+    [
+      // A second (empty) list would otherwise replace the first and drop its history.
+      "duplicate signed_attestations in a validator",
+      doc([]).replace(
+        '"data":[]',
+        `"data":[{"pubkey":"${pubkey(1)}","signed_blocks":[],"signed_attestations":[{"source_epoch":"1","target_epoch":"2"}],"signed_attestations":[]}]`,
+      ),
+      "$.data[0].signed_attestations",
+    ],
+    [
+      "duplicate key in a record",
+      doc([]).replace(
+        '"data":[]',
+        `"data":[{"pubkey":"${pubkey(1)}","signed_blocks":[{"slot":"1","slot":"2"}],"signed_attestations":[]}]`,
+      ),
+      "$.data[0].signed_blocks[0].slot",
+    ],
+    [
       "version 4",
       doc([], { interchange_format_version: "4", genesis_validators_root: GVR }),
       "$.metadata.interchange_format_version",

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { create, defaultPbkdfModule, defaultScryptModule } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
@@ -201,6 +201,28 @@ describe("Key Manager API", () => {
       expect(readdirSync(second.keysDir)).toEqual([]);
     } finally {
       await second.signer.stop();
+    }
+  });
+
+  test("a key in the managed directory under another file name is read-only: deleting it could not stop it loading", async () => {
+    const first = await signer("foreign");
+    await first.signer.stop();
+    const hex = Buffer.from(interopSecret(30)).toString("hex");
+    writeFileSync(
+      join(first.keysDir, "validator1.yaml"),
+      `type: file-raw\nprivateKey: "0x${hex}"\n`,
+    );
+    const s = await signer("foreign");
+    try {
+      const listed = await listKeys(s.url);
+      expect(listed.data).toHaveLength(1);
+      expect(listed.data[0]?.readonly).toBe(true);
+      const result = await deleteKeys(s.url, [listed.data[0]?.validating_pubkey ?? ""]);
+      expect(result.body.data[0]?.status).toBe("error");
+      expect(result.body.data[0]?.message).toContain("read-only");
+      expect(readdirSync(s.keysDir)).toEqual(["validator1.yaml"]);
+    } finally {
+      await s.signer.stop();
     }
   });
 
