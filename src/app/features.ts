@@ -13,7 +13,6 @@ const NOT_YET_SUPPORTED: { where: string; configured: (c: Config) => boolean }[]
     where: "key_sources.cloud_kv.table",
     configured: (c) => c.key_sources.cloud_kv.table !== undefined,
   },
-  { where: "opentelemetry.enabled", configured: (c) => c.opentelemetry.enabled },
   { where: "server.seccomp", configured: (c) => c.server.seccomp },
 ];
 

@@ -14,6 +14,7 @@ import { type RunningHttpServer, startHttpServer } from "../http/server";
 import { KeyStore } from "../keys/key-store";
 import { HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
+import { createTracer, type Tracer } from "../observability/tracing";
 import type { BlsBackend } from "../signing/bls/backend";
 import { loadBlsBackend } from "../signing/bls/select";
 import { CanaryMonitor } from "../signing/canary";
@@ -53,9 +54,14 @@ export async function startSigner(
   // The database first: an unreachable one should fail start-up before slow keystore decryption.
   const store = await openSlashingStore(config, logger);
   log.info("slashing protection", { backend: store.backend, strategy: store.strategy });
+  let tracer: Tracer | undefined;
   try {
-    return await startWithStore(config, logger, bls, store, env);
+    // Disabled: a no-op, and the OpenTelemetry SDK is never loaded.
+    tracer = await createTracer(config.opentelemetry);
+    if (tracer.enabled) log.info("tracing", { endpoint: config.opentelemetry.endpoint });
+    return await startWithStore(config, logger, bls, store, tracer, env);
   } catch (error) {
+    await tracer?.shutdown().catch(() => {});
     await store.close().catch(() => {});
     throw error;
   }
@@ -66,6 +72,7 @@ async function startWithStore(
   logger: Logger,
   bls: BlsBackend,
   store: SlashingStore,
+  tracer: Tracer,
   env: Record<string, string | undefined>,
 ): Promise<RunningSigner> {
   const log = logger.child("app");
@@ -112,6 +119,7 @@ async function startWithStore(
     canaries: new CanaryMonitor(config.canary_keys, metrics.canaryCounter, logger.child("canary")),
     logger: logger.child("signing"),
     observer: metrics.observer,
+    tracer,
   });
   const keyManager = wireKeyManager(config, {
     keys,
@@ -129,7 +137,7 @@ async function startWithStore(
   });
   const routes: AnyElysia[] = [
     healthRoutes(health),
-    signingRoutes(signing, authenticate),
+    signingRoutes(signing, authenticate, tracer),
     statusRoutes(status, authenticate),
     ...keyManager.routes,
   ];
@@ -186,6 +194,8 @@ async function startWithStore(
       ]);
       stopPruning();
       await metrics.stop();
+      // Flushes the spans of the last requests (bounded, so a dead collector cannot hold the stop).
+      await tracer.shutdown();
       await auth.close();
       await store.close();
       return { forced: forced || !idle };

@@ -3,6 +3,7 @@ import { SigilError } from "../errors";
 import type { KeyStore } from "../keys/key-store";
 import { isPubkeyHex } from "../keys/pubkey";
 import type { Logger } from "../observability/log";
+import { NOOP_TRACER, type Tracer } from "../observability/tracing";
 import type { BlsBackend } from "./bls/backend";
 import type { CanaryMonitor } from "./canary";
 import type { JobLimiter } from "./limiter";
@@ -20,6 +21,8 @@ export interface SigningServiceDeps {
   canaries: CanaryMonitor;
   logger: Logger;
   observer?: SigningObserver;
+  /** Spans `slashing_check` and `bls_sign` under the request's span; none when absent. */
+  tracer?: Tracer;
 }
 
 /** Where signing outcomes go (the metrics module); the service knows nothing of Prometheus. */
@@ -57,17 +60,21 @@ export class SigningService {
     const { pubkey, request } = prepared;
     if (!this.deps.keys.get(pubkey)) throw unknownKey(pubkey);
     const log = this.deps.logger;
+    const tracer = this.deps.tracer ?? NOOP_TRACER;
     const received = performance.now();
-    return this.deps.limiter.run(async () => {
+    // bind: a queued job is started by whichever job finishes first, so it must carry its own span.
+    const job = tracer.bind(async () => {
       const started = performance.now();
       if (context.deadline.aborted) {
         throw new SigilError("request_timeout", "request timed out before signing started");
       }
-      await this.deps.guard.approve(pubkey, request);
+      await tracer.span("slashing_check", {}, () => this.deps.guard.approve(pubkey, request));
       // The key may have been removed while the job waited in the queue.
       const entry = this.deps.keys.get(pubkey);
       if (!entry) throw unknownKey(pubkey);
-      const signature = this.deps.bls.sign(entry.key, request.signingRoot);
+      const signature = await tracer.span("bls_sign", {}, async () =>
+        this.deps.bls.sign(entry.key, request.signingRoot),
+      );
       this.deps.canaries.observe(pubkey, request.operation, context.requestId);
       if (log.enabled("debug")) {
         log.debug("signed", {
@@ -82,7 +89,8 @@ export class SigningService {
         (performance.now() - started) / 1000,
       );
       return signature;
-    }, context.deadline);
+    });
+    return this.deps.limiter.run(job, context.deadline);
   }
 
   /**

@@ -153,9 +153,9 @@ describe("sigil config check: the spec's start-up validation errors", () => {
   });
 
   test("options this version cannot honour yet stop it (exit 2) instead of being ignored", () => {
-    const result = check("opentelemetry:\n  enabled: true\n");
+    const result = check("server:\n  seccomp: true\n");
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/opentelemetry\.enabled: not supported by this version/);
+    expect(result.stderr).toMatch(/server\.seccomp: not supported by this version/);
   });
 });
 

@@ -1,7 +1,10 @@
 import { Elysia } from "elysia";
 import { authorize, visibleKeys } from "../../auth/authenticator";
-import type { PreparedSignature, SigningService } from "../../signing/service";
+import { isSigilError } from "../../errors";
+import { NOOP_TRACER, type Tracer } from "../../observability/tracing";
+import { type PreparedSignature, type SigningService, shortKey } from "../../signing/service";
 import type { Authenticate } from "../access";
+import { STATUS_BY_CODE } from "../errors";
 import { requestMeta } from "../request-meta";
 
 /** Web3Signer's rule: JSON for `application/json` (or a wildcard that admits it), else bare hex. */
@@ -20,30 +23,53 @@ function signatureResponse(signature: Uint8Array, accept: string | null): Respon
     : new Response(hex, { headers: { "content-type": "text/plain; charset=utf-8" } });
 }
 
-/** POST /api/v1/eth2/sign/{pubkey} (scope sign) and GET /api/v1/eth2/publicKeys (scope public_keys). */
-export function signingRoutes(service: SigningService, authenticate: Authenticate) {
+/**
+ * POST /api/v1/eth2/sign/{pubkey} (scope sign) and GET /api/v1/eth2/publicKeys (scope public_keys).
+ * Each sign request is a `sign` span; `auth` covers authenticate, parse and authorize.
+ */
+export function signingRoutes(
+  service: SigningService,
+  authenticate: Authenticate,
+  tracer: Tracer = NOOP_TRACER,
+) {
   return new Elysia()
-    .post("/api/v1/eth2/sign/:identifier", async ({ params, body, request }) => {
+    .post("/api/v1/eth2/sign/:identifier", ({ params, body, request }) => {
       const meta = requestMeta(request);
-      let prepared: PreparedSignature | undefined;
-      try {
-        const principal = await authenticate(request);
-        prepared = service.prepare(params.identifier, body);
-        const { pubkey, request: parsed } = prepared;
-        authorize(principal, { scope: "sign", pubkey, operation: parsed.operation });
-        const signature = await service.sign(prepared, {
-          requestId: meta.id,
-          deadline: meta.deadline,
-        });
-        return signatureResponse(signature, request.headers.get("accept"));
-      } catch (error) {
-        service.recordFailure(error, {
-          requestId: meta.id,
-          pubkey: prepared?.pubkey,
-          operation: prepared?.request.operation,
-        });
-        throw error;
-      }
+      return tracer.span("sign", { "sigil.request_id": meta.id }, async (span) => {
+        let prepared: PreparedSignature | undefined;
+        try {
+          const ready = await tracer.span("auth", {}, async () => {
+            const principal = await authenticate(request);
+            const parsed = service.prepare(params.identifier, body);
+            prepared = parsed;
+            const { pubkey, request: signingRequest } = parsed;
+            span.setAttributes({
+              "sigil.operation": signingRequest.operation,
+              "sigil.pubkey": shortKey(pubkey),
+            });
+            authorize(principal, { scope: "sign", pubkey, operation: signingRequest.operation });
+            return parsed;
+          });
+          const signature = await service.sign(ready, {
+            requestId: meta.id,
+            deadline: meta.deadline,
+          });
+          span.setAttributes({ "sigil.outcome": "signed", "http.response.status_code": 200 });
+          return signatureResponse(signature, request.headers.get("accept"));
+        } catch (error) {
+          const code = isSigilError(error) ? error.code : "internal_error";
+          span.setAttributes({
+            "sigil.outcome": code,
+            "http.response.status_code": STATUS_BY_CODE[code],
+          });
+          service.recordFailure(error, {
+            requestId: meta.id,
+            pubkey: prepared?.pubkey,
+            operation: prepared?.request.operation,
+          });
+          throw error;
+        }
+      });
     })
     .get("/api/v1/eth2/publicKeys", async ({ request }) =>
       Response.json(visibleKeys(await authenticate(request), "public_keys", service.publicKeys())),

@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import * as grpc from "@grpc/grpc-js";
+// The OTLP exporter's own protobuf reader: the wire format is decoded by code we did not write.
+import { ProtobufReader } from "@opentelemetry/otlp-transformer/build/src/common/protobuf/protobuf-reader";
+import { type RunningSigner, startSigner } from "../../src/app/signer";
+import { loadConfig } from "../../src/config/load";
+import { createLogger, parseLogFilter } from "../../src/observability/log";
+import { createOtlpTracer } from "../../src/observability/otlp";
+import { createTracer, NOOP_TRACER, type OtlpLoader } from "../../src/observability/tracing";
+import { JobLimiter } from "../../src/signing/limiter";
+import { TempDir } from "../support/cli";
+import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
+
+// --- A real OTLP/gRPC receiver --------------------------------------------------------------
+
+interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  attributes: Record<string, string | number | boolean>;
+  /** service.name of the resource the span was exported under. */
+  serviceName: string | undefined;
+}
+
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+
+/** Field numbers from opentelemetry/proto/{collector/trace,trace,resource,common}/v1/*.proto. */
+function messages(bytes: Uint8Array, field: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  const reader = new ProtobufReader(bytes);
+  while (!reader.isAtEnd()) {
+    const tag = reader.readTag();
+    if (tag.fieldNumber === field && tag.wireType === 2) out.push(reader.readBytes());
+    else reader.skip(tag.wireType);
+  }
+  return out;
+}
+
+function keyValues(bytes: Uint8Array, field: number): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const kv of messages(bytes, field)) {
+    let key = "";
+    let value: string | number | boolean = "";
+    const reader = new ProtobufReader(kv);
+    while (!reader.isAtEnd()) {
+      const tag = reader.readTag();
+      if (tag.fieldNumber === 1) key = reader.readString();
+      else if (tag.fieldNumber === 2) {
+        // AnyValue: 1 string_value, 2 bool_value, 3 int_value.
+        const any = new ProtobufReader(reader.readBytes());
+        while (!any.isAtEnd()) {
+          const inner = any.readTag();
+          if (inner.fieldNumber === 1) value = any.readString();
+          else if (inner.fieldNumber === 2) value = any.readVarint() === 1;
+          else if (inner.fieldNumber === 3) value = any.readVarint();
+          else any.skip(inner.wireType);
+        }
+      } else reader.skip(tag.wireType);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+function decodeSpan(bytes: Uint8Array, serviceName: string | undefined): ReceivedSpan {
+  const span: ReceivedSpan = {
+    traceId: "",
+    spanId: "",
+    parentSpanId: "",
+    name: "",
+    attributes: keyValues(bytes, 9),
+    serviceName,
+  };
+  const reader = new ProtobufReader(bytes);
+  while (!reader.isAtEnd()) {
+    const tag = reader.readTag();
+    if (tag.fieldNumber === 1) span.traceId = hex(reader.readBytes());
+    else if (tag.fieldNumber === 2) span.spanId = hex(reader.readBytes());
+    else if (tag.fieldNumber === 4) span.parentSpanId = hex(reader.readBytes());
+    else if (tag.fieldNumber === 5) span.name = reader.readString();
+    else reader.skip(tag.wireType);
+  }
+  return span;
+}
+
+/** ExportTraceServiceRequest → resource_spans(1) → {resource(1), scope_spans(2) → spans(2)}. */
+function decodeExport(request: Uint8Array): ReceivedSpan[] {
+  const spans: ReceivedSpan[] = [];
+  for (const resourceSpans of messages(request, 1)) {
+    const [resource] = messages(resourceSpans, 1);
+    const service = resource ? keyValues(resource, 1)["service.name"] : undefined;
+    for (const scopeSpans of messages(resourceSpans, 2))
+      for (const span of messages(scopeSpans, 2))
+        spans.push(decodeSpan(span, typeof service === "string" ? service : undefined));
+  }
+  return spans;
+}
+
+const raw = (buffer: Buffer) => buffer;
+const received: ReceivedSpan[] = [];
+const receiver = new grpc.Server();
+receiver.addService(
+  {
+    Export: {
+      path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: raw,
+      requestDeserialize: raw,
+      responseSerialize: raw,
+      responseDeserialize: raw,
+    },
+  },
+  {
+    Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+      received.push(...decodeExport(call.request));
+      // An empty ExportTraceServiceResponse: no partial_success.
+      callback(null, Buffer.alloc(0));
+    },
+  },
+);
+let endpoint = "";
+
+// --- A signer with tracing on ---------------------------------------------------------------
+
+const dir = new TempDir();
+const [K0 = ""] = INTEROP_KEYS;
+const TOKEN = "tracing-test-token-0123456789";
+
+async function startTracedSigner(): Promise<RunningSigner> {
+  const keys = join(dir.path, "keys");
+  mkdirSync(keys);
+  copyFileSync("examples/keys/interop-0.yaml", join(keys, "interop-0.yaml"));
+  const file = dir.file(
+    "tracing.yaml",
+    [
+      "server: {listen_address: 127.0.0.1, listen_port: 0}",
+      "metrics: {listen_address: 127.0.0.1, listen_port: 0}",
+      `key_sources: {filesystem: {paths: ["${keys}"]}}`,
+      `antislashing: {backend: sqlite, path: "${join(dir.path, "slashing.sqlite")}"}`,
+      `opentelemetry: {enabled: true, endpoint: "${endpoint}", service_name: sigil-test}`,
+      "static_auth:",
+      `  policies: [{name: vc, rules: [{effect: allow, scopes: [sign], keys: ["${K0}"]}]}]`,
+      `  tokens: [{secret: ${TOKEN}, policies: [vc]}]`,
+    ].join("\n"),
+  );
+  const loaded = loadConfig({ argv: ["-c", file], env: {} });
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+  const filter = parseLogFilter("warn");
+  if (!filter.ok) throw new Error(filter.error);
+  const logger = createLogger({
+    filter: filter.filter,
+    format: "json",
+    color: false,
+    sink: { write: () => {} },
+  });
+  return startSigner(loaded.config, logger, {});
+}
+
+beforeAll(async () => {
+  const port = await new Promise<number>((done, fail) =>
+    receiver.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? fail(error) : done(bound),
+    ),
+  );
+  endpoint = `http://127.0.0.1:${port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((done) => receiver.tryShutdown(() => done()));
+  dir.remove();
+});
+
+describe("tracing over OTLP/gRPC", () => {
+  test("a sign request exports sign with auth, slashing_check and bls_sign as children", async () => {
+    const signer = await startTracedSigner();
+    const { body } = attestationRequest(10, 11, 1);
+    let stopped = false;
+    try {
+      const response = await fetch(`${signer.http.url}/api/v1/eth2/sign/${K0}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      // Graceful stop flushes the batch: no waiting for the exporter's schedule.
+      await signer.stop();
+      stopped = true;
+    } finally {
+      if (!stopped) await signer.stop();
+    }
+
+    const byName = (name: string) => received.filter((span) => span.name === name);
+    const [sign] = byName("sign");
+    expect(byName("sign")).toHaveLength(1);
+    if (!sign) throw new Error("no sign span");
+    expect(sign.parentSpanId).toBe("");
+    expect(sign.serviceName).toBe("sigil-test");
+    expect(sign.attributes["sigil.operation"]).toBe("ATTESTATION");
+    expect(sign.attributes["sigil.pubkey"]).toBe(`${K0.slice(0, 10)}…${K0.slice(-4)}`);
+    expect(sign.attributes["sigil.outcome"]).toBe("signed");
+    expect(sign.attributes["http.response.status_code"]).toBe(200);
+    for (const name of ["auth", "slashing_check", "bls_sign"]) {
+      const spans = byName(name);
+      expect(spans).toHaveLength(1);
+      expect(spans[0]?.traceId).toBe(sign.traceId);
+      expect(spans[0]?.parentSpanId).toBe(sign.spanId);
+      expect(spans[0]?.serviceName).toBe("sigil-test");
+    }
+    // Nothing secret or whole: no token, no full public key, no signing root in any attribute.
+    const everything = JSON.stringify(received);
+    expect(everything).not.toContain(TOKEN);
+    expect(everything).not.toContain(K0.slice(2));
+  });
+
+  test("a job that waited in the limiter queue still nests under its own request", async () => {
+    received.length = 0;
+    const tracer = createOtlpTracer({ endpoint, serviceName: "sigil-test" });
+    const limiter = new JobLimiter({ maxConcurrent: 1, maxQueued: 10 });
+    let release = () => {};
+    const gate = new Promise<void>((done) => {
+      release = done;
+    });
+    const request = (name: string, wait: boolean) =>
+      tracer.span(name, {}, () =>
+        limiter.run(
+          tracer.bind(async () => {
+            if (wait) await gate;
+            await tracer.span(`${name}.child`, {}, async () => {});
+          }),
+        ),
+      );
+    const first = request("first", true);
+    const second = request("second", false);
+    expect(limiter.queued).toBe(1);
+    release();
+    await Promise.all([first, second]);
+    await tracer.shutdown();
+
+    const span = (name: string) => received.find((s) => s.name === name);
+    expect(span("first.child")?.parentSpanId).toBe(span("first")?.spanId ?? "missing");
+    expect(span("second.child")?.parentSpanId).toBe(span("second")?.spanId ?? "missing");
+  });
+});
+
+describe("tracing disabled", () => {
+  test("is the no-op tracer and never loads the OTLP module", async () => {
+    let loads = 0;
+    const load: OtlpLoader = () => {
+      loads++;
+      return import("../../src/observability/otlp");
+    };
+    const tracer = await createTracer(
+      { enabled: false, endpoint: "http://127.0.0.1:1", service_name: "x" },
+      load,
+    );
+    expect(tracer).toBe(NOOP_TRACER);
+    expect(loads).toBe(0);
+    expect(await tracer.span("sign", {}, async () => 42)).toBe(42);
+  });
+
+  test("no static import chain from the entry point reaches OpenTelemetry", async () => {
+    // Follows import statements (not dynamic imports, not `import type`) through src/.
+    const transpiler = new Bun.Transpiler({ loader: "ts" });
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const pending = [resolve("src/main.ts")];
+    for (let file = pending.pop(); file; file = pending.pop()) {
+      if (seen.has(file) || !file.endsWith(".ts")) continue;
+      seen.add(file);
+      for (const entry of transpiler.scanImports(await Bun.file(file).text())) {
+        if (entry.kind !== "import-statement") continue;
+        if (!entry.path.startsWith(".")) packages.add(entry.path);
+        else pending.push(Bun.resolveSync(entry.path, dirname(file)));
+      }
+    }
+    expect(seen.size).toBeGreaterThan(30);
+    expect(seen.has(resolve("src/observability/tracing.ts"))).toBe(true);
+    expect(seen.has(resolve("src/observability/otlp.ts"))).toBe(false);
+    expect([...packages].filter((name) => name.startsWith("@opentelemetry"))).toEqual([]);
+  });
+});
