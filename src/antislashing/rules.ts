@@ -64,8 +64,10 @@
  * with respect to each other or to the database — except exact duplicates (same slot/epochs and
  * same root, null = null for this purpose only). The rules above then refuse anything that conflicts
  * with any stored record, which is what the eth-clients interchange tests expect under
- * `should_succeed_complete` for every step, including the 21 `contains_slashable_data` ones. A
- * low watermark needs no separate column: it is MIN() over the kept records.
+ * `should_succeed_complete` for every step, including the 21 `contains_slashable_data` ones. The
+ * low watermark is MIN() over the kept records. Pruning also records per-validator floors, and
+ * imports skip history below them, so re-importing pruned history cannot lower that MIN() again
+ * (see `prune` in backends/sqlite.ts).
  *
  * ─── MINIMAL strategy (dynamodb): watermarks only ────────────────────────────────────────────────
  *

@@ -9,6 +9,8 @@ import type { Policy, Rule } from "./types";
 
 /** DESIGN §7: ttl_seconds is required, from 1 s to one year. */
 export const MAX_TTL_SECONDS = 365 * 24 * 3600;
+/** Every request reads a token's policies: keep that bounded. */
+export const MAX_POLICIES_PER_TOKEN = 64;
 const POLICY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export interface TokenView {
@@ -61,6 +63,9 @@ export class AuthAdminService {
     const { policies, ttl_seconds, token_bound_cidrs } = body;
     if (!isStringArray(policies) || policies.length === 0)
       throw invalid("policies must be a non-empty list of policy names");
+    if (new Set(policies).size !== policies.length || policies.length > MAX_POLICIES_PER_TOKEN) {
+      throw invalid(`policies must name distinct policies, at most ${MAX_POLICIES_PER_TOKEN}`);
+    }
     for (const name of policies) {
       if (!(await this.store.getPolicy(name))) throw invalid(`policy "${name}" does not exist`);
     }
@@ -108,7 +113,13 @@ export class AuthAdminService {
   async generateRootToken(body: unknown): Promise<{ token: string; accessor: string }> {
     const setup = isObject(body) ? body.setup_token : undefined;
     if (typeof setup !== "string" || setup === "") throw invalid("setup_token is required");
-    const record = await this.store.consumeToken(hashToken(setup));
+    // Look first: consuming deletes, and only a setup token may be spent here (any other token
+    // sent by mistake must survive).
+    const hash = hashToken(setup);
+    const found = await this.store.findToken(hash);
+    if (found?.kind !== "setup")
+      throw new SigilError("invalid_token", "invalid or already used setup token");
+    const record = await this.store.consumeToken(hash);
     if (record?.kind !== "setup")
       throw new SigilError("invalid_token", "invalid or already used setup token");
     const minted = newToken();

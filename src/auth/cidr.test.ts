@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseCidr } from "./cidr";
+import { cidrContains, parseCidr } from "./cidr";
 
 function bytesOf(text: string): number[] {
   const cidr = parseCidr(text);
@@ -21,7 +21,8 @@ describe("parseCidr: valid", () => {
     ["2001:0db8:0000:0000:0000:0000:0000:0001/128", 6, 128],
     ["::1", 6, 128],
     ["2001:DB8::ABCD", 6, 128],
-    ["::ffff:10.0.0.1/128", 6, 128],
+    // IPv4-mapped ranges are kept as the IPv4 range they name (peers are compared as IPv4).
+    ["::ffff:10.0.0.1/128", 4, 32],
   ];
   for (const [text, family, prefix] of valid) {
     test(text, () => {
@@ -53,7 +54,18 @@ describe("parseCidr: valid", () => {
   });
 
   test("IPv4-embedded IPv6", () => {
-    expect(bytesOf("::ffff:10.0.0.1/128")).toEqual([...Array(10).fill(0), 0xff, 0xff, 10, 0, 0, 1]);
+    expect(bytesOf("::ffff:10.0.0.1/128")).toEqual([10, 0, 0, 1]);
+    expect(bytesOf("64:ff9b::10.0.0.1/128")).toEqual([
+      0,
+      0x64,
+      0xff,
+      0x9b,
+      ...Array(8).fill(0),
+      10,
+      0,
+      0,
+      1,
+    ]);
   });
 });
 
@@ -86,4 +98,15 @@ describe("parseCidr: invalid", () => {
       expect(parseCidr(text)).toBeUndefined();
     });
   }
+});
+
+describe("IPv4-mapped IPv6 CIDRs", () => {
+  test("::ffff:a.b.c.d/n matches the IPv4 peers it names", () => {
+    const cidr = parseCidr("::ffff:127.0.0.1/128");
+    expect(cidr?.family).toBe(4);
+    if (!cidr) throw new Error("unparsed");
+    expect(cidrContains(cidr, "127.0.0.1")).toBe(true);
+    expect(cidrContains(cidr, "::ffff:127.0.0.1")).toBe(true);
+    expect(cidrContains(cidr, "127.0.0.2")).toBe(false);
+  });
 });

@@ -19,6 +19,16 @@ export function parseCidr(text: string): Cidr | undefined {
   if (prefix > maxPrefix) return undefined;
   const bytes = family === 4 ? ipv4Bytes(address) : ipv6Bytes(address);
   if (!bytes) return undefined;
+  // ::ffff:a.b.c.d/n (n ≥ 96) is an IPv4 range; peers are compared as IPv4, so store it as one.
+  if (
+    family === 6 &&
+    prefix >= 96 &&
+    bytes.slice(0, 10).every((b) => b === 0) &&
+    bytes[10] === 0xff &&
+    bytes[11] === 0xff
+  ) {
+    return { family: 4, bytes: bytes.slice(12), prefix: prefix - 96 };
+  }
   return { family, bytes, prefix };
 }
 

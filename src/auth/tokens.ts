@@ -54,5 +54,9 @@ export function presentedToken(authorization: string | null): PresentedToken {
       ? { kind: "token", value: password }
       : { kind: "malformed", reason: "Basic credentials without a password" };
   }
-  return { kind: "malformed", reason: `unsupported authorization scheme "${scheme}"` };
+  // The "scheme" is echoed nowhere: a client that forgot "Bearer " sent its token in its place.
+  return {
+    kind: "malformed",
+    reason: "unsupported authorization scheme (expected Bearer or Basic)",
+  };
 }

@@ -26,6 +26,8 @@ export interface RunningHttpServer {
 
 /** Bun closes connections idle longer than this; it must outlast the slowest allowed request. */
 const MAX_BUN_IDLE_SECONDS = 255;
+const CANONICAL_ORIGIN = "http://sigil.local";
+const MIN_ROUTABLE_HOST_LENGTH = 4;
 
 /**
  * The listener around the application: request ids, the per-request deadline, CORS, and
@@ -38,7 +40,9 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   let draining = false;
   let sequence = 0;
 
-  const fetch = async (request: Request, server: Server<undefined>): Promise<Response> => {
+  const fetch = async (incoming: Request, server: Server<undefined>): Promise<Response> => {
+    // Rebound below to the canonical-origin copy the application routes on.
+    let request = incoming;
     const id = `${Date.now().toString(36)}-${(++sequence).toString(36)}`;
     const withId = (response: Response, headers: Record<string, string> = {}) =>
       withHeaders(response, { ...headers, "x-request-id": id });
@@ -59,12 +63,19 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
             ),
       );
     }
+    // Elysia looks for the path from a fixed offset in the URL (after "http://" + 4 characters),
+    // so a Host header shorter than that shifts what it routes on. Only such requests are copied
+    // onto a canonical origin; copying every request would buffer streamed bodies.
+    const { host, pathname, search } = new URL(incoming.url);
+    if (host.length < MIN_ROUTABLE_HOST_LENGTH) {
+      request = new Request(`${CANONICAL_ORIGIN}${pathname}${search}`, incoming);
+    }
     inFlight++;
     const started = performance.now();
     const deadline = new AbortController();
     attachRequestMeta(request, {
       id,
-      clientIp: server.requestIP(request)?.address,
+      clientIp: server.requestIP(incoming)?.address,
       deadline: deadline.signal,
     });
     const timeoutMs = options.timeoutMsFor?.(request) ?? options.requestTimeoutMs;

@@ -680,6 +680,80 @@ export function slashingConformanceSuite(
           );
         });
 
+        test("re-importing pruned history does not re-open what was pruned", async () => {
+          if (store.prune === undefined) return;
+          const older = () =>
+            interchange(GVR_A, [
+              { pubkey: V1, blocks: [iBlock(100)], attestations: [iAtt(9, 10)] },
+            ]);
+          await store.importInterchange(older());
+          for (let t = 11; t <= 20; t++) {
+            expectOutcome(
+              await store.checkAndInsertAttestation(GVR_A, vote(V1, t - 1, t, root("a", t))),
+              "new",
+            );
+          }
+          for (const slot of [101, 200, 300]) {
+            expectOutcome(
+              await store.checkAndInsertBlock(GVR_A, block(V1, slot, root("b", slot))),
+              "new",
+            );
+          }
+          await store.prune(2n);
+          // The report still counts what the file contained.
+          expect(await store.importInterchange(older())).toEqual({
+            validators: 1,
+            blocks: 1,
+            attestations: 1,
+          });
+          expectRefused(
+            await store.checkAndInsertAttestation(GVR_A, vote(V1, 10, 11, root("other", 11))),
+            "attestation_source_below_low_watermark",
+          );
+          expectRefused(
+            await store.checkAndInsertBlock(GVR_A, block(V1, 101, root("other", 101))),
+            "block_slot_below_low_watermark",
+          );
+          expectOutcome(
+            await store.checkAndInsertAttestation(GVR_A, vote(V1, 20, 21, root("a", 21))),
+            "new",
+          );
+        });
+
+        test("an imported attestation below the pruning floor that kept history surrounds still protects", async () => {
+          if (store.prune === undefined) return;
+          for (let t = 1; t <= 5; t++) {
+            expectOutcome(
+              await store.checkAndInsertAttestation(GVR_A, vote(V1, t - 1, t, root("a", t))),
+              "new",
+            );
+          }
+          for (const t of [15, 16]) {
+            expectOutcome(
+              await store.checkAndInsertAttestation(GVR_A, vote(V1, 5, t, root("a", t))),
+              "new",
+            );
+          }
+          expect((await store.prune(2n)).attestations).toBe(5); // keeps (5, 15) and (5, 16)
+          // Signed elsewhere, below the floor (15) and surrounded by (5, 15): slashable data, and
+          // the kept history does not stand in for it, so it must be stored.
+          await store.importInterchange(
+            interchange(GVR_A, [{ pubkey: V1, blocks: [], attestations: [iAtt(7, 8)] }]),
+          );
+          expectRefused(
+            await store.checkAndInsertAttestation(GVR_A, vote(V1, 6, 17, root("a", 6, 17))),
+            "surrounding_vote",
+          );
+          expectRefused(
+            await store.checkAndInsertAttestation(GVR_A, vote(V1, 3, 4, root("other", 4))),
+            "attestation_source_below_low_watermark",
+          );
+          expectOutcome(
+            await store.checkAndInsertAttestation(GVR_A, vote(V1, 7, 17, root("a", 7, 17))),
+            "new",
+          );
+        });
+
         test("rejects fewer than one epoch", async () => {
           if (store.prune === undefined) return;
           expect(await rejection(store.prune(0n))).toBeInstanceOf(RangeError);

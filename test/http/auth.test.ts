@@ -296,3 +296,86 @@ describe("stateful (signer_state)", () => {
     }
   });
 });
+
+describe("fixes from the security review", () => {
+  test("generate-root only spends setup tokens: a client or management token sent by mistake survives", async () => {
+    const s = await start(
+      "review-root",
+      `signer_state: {backend: sqlite, path: "${join(dir.path, "review.sqlite")}"}`,
+    );
+    try {
+      const setup = s.logs
+        .map((l) => JSON.parse(l) as Record<string, string>)
+        .find((r) => r.setup_token)?.setup_token;
+      const root = await call(s.url, "/api/v1/signer/sys/generate-root", {}, "POST", {
+        setup_token: setup,
+      });
+      const management = String(root.body.token);
+      const misuse = await call(s.url, "/api/v1/signer/sys/generate-root", {}, "POST", {
+        setup_token: management,
+      });
+      expect(misuse.status).toBe(401);
+      expect((await call(s.url, "/api/v1/signer/auth/policies", bearer(management))).status).toBe(
+        200,
+      );
+      const tooMany = await call(s.url, "/api/v1/signer/auth/tokens", bearer(management), "POST", {
+        policies: ["a", "a"],
+        ttl_seconds: 60,
+      });
+      expect(tooMany.status).toBe(400);
+    } finally {
+      await s.signer.stop();
+    }
+  });
+
+  test("a token sent without a scheme is never echoed in the answer or the logs", async () => {
+    const s = await start("review-echo", STATIC, { MON_TOKEN: "monitoring-token-0123456789" });
+    try {
+      const response = await call(s.url, "/api/v1/eth2/publicKeys", { authorization: T_VC });
+      expect(response.status).toBe(401);
+      expect(JSON.stringify(response.body)).not.toContain(T_VC);
+      expect(s.logs.join("\n")).not.toContain(T_VC);
+    } finally {
+      await s.signer.stop();
+    }
+  });
+
+  test("a path parameter that is not valid percent-encoding is 400, not 500", async () => {
+    const s = await start("review-params", "");
+    try {
+      const response = await call(
+        s.url,
+        "/api/v1/eth2/sign/%zz",
+        {},
+        "POST",
+        attestationRequest(1, 2, 3).body,
+      );
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe("invalid_request");
+    } finally {
+      await s.signer.stop();
+    }
+  });
+
+  test("a one-letter Host header does not change which route serves the request", async () => {
+    const s = await start("review-host", "");
+    try {
+      const status = (path: string) =>
+        new Promise<number>((done, fail) => {
+          const req = httpRequest(
+            { host: "127.0.0.1", port: s.port, path, headers: { host: "x" } },
+            (res) => {
+              res.resume();
+              res.on("end", () => done(res.statusCode ?? 0));
+            },
+          );
+          req.on("error", fail);
+          req.end();
+        });
+      expect(await status("/upcheck")).toBe(200);
+      expect(await status("/zz/api/v1/eth2/publicKeys")).toBe(404);
+    } finally {
+      await s.signer.stop();
+    }
+  });
+});

@@ -395,8 +395,134 @@ BEGIN
 END $$;
 `;
 
+// Pruning floors (two columns of sigil_validators). Pruning raises MIN() over the kept records; re-importing older history used
+// to lower it again and re-open every pruned slot and target. A prune that deletes blocks
+// (attestations) now records the lowest slot (target) it kept as the validator's floor (floors
+// only rise; a record always exists at each floor), and an import skips, for that validator,
+// blocks below block_floor and attestations (s', t') with t' < target_floor and s' <= the largest
+// source recorded at target_floor: the kept records refuse everything those would (any new vote
+// at or below the floor is refused; one with s < s' and a target above the floor surrounds the
+// floor record). A below-floor attestation with a larger source is surrounded by the floor
+// record (slashable data) and is stored as before: the floor record does not cover a vote that
+// would surround it, and storing it re-opens nothing (a vote with a target between the two would
+// have to surround one of them). The reasoning is spelled out in the sqlite backend's prune.
+const V2 = /* sql */ `
+ALTER TABLE sigil_validators
+  ADD COLUMN block_floor sigil_u64,
+  ADD COLUMN target_floor sigil_u64;
+
+CREATE OR REPLACE FUNCTION sigil_prune_validator(p_id bigint, p_epochs numeric,
+  OUT blocks bigint, OUT attestations bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_top numeric;
+  v_cutoff numeric;
+  v_deleted_max numeric;
+  v_kept_min numeric;
+BEGIN
+  blocks := 0;
+  attestations := 0;
+  PERFORM 1 FROM sigil_validators v WHERE v.id = p_id FOR NO KEY UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  SELECT max(b.slot) INTO v_top FROM sigil_signed_blocks b WHERE b.validator_id = p_id;
+  IF v_top IS NOT NULL AND v_top - p_epochs * 32 >= 0 THEN
+    DELETE FROM sigil_signed_blocks b WHERE b.validator_id = p_id AND b.slot <= v_top - p_epochs * 32;
+    GET DIAGNOSTICS blocks = ROW_COUNT;
+    IF blocks > 0 THEN
+      UPDATE sigil_validators v SET block_floor = greatest(v.block_floor,
+          (SELECT min(b.slot) FROM sigil_signed_blocks b WHERE b.validator_id = p_id))
+        WHERE v.id = p_id;
+    END IF;
+  END IF;
+  SELECT max(a.target_epoch) INTO v_top FROM sigil_signed_attestations a WHERE a.validator_id = p_id;
+  IF v_top IS NULL OR v_top - p_epochs < 0 THEN
+    RETURN;
+  END IF;
+  v_cutoff := v_top - p_epochs;
+  SELECT max(a.source_epoch) INTO v_deleted_max FROM sigil_signed_attestations a
+    WHERE a.validator_id = p_id AND a.target_epoch <= v_cutoff;
+  SELECT min(a.source_epoch) INTO v_kept_min FROM sigil_signed_attestations a
+    WHERE a.validator_id = p_id AND a.target_epoch > v_cutoff;
+  IF v_deleted_max IS NULL OR v_kept_min IS NULL OR v_deleted_max > v_kept_min THEN
+    RETURN;
+  END IF;
+  DELETE FROM sigil_signed_attestations a WHERE a.validator_id = p_id AND a.target_epoch <= v_cutoff;
+  GET DIAGNOSTICS attestations = ROW_COUNT;
+  IF attestations > 0 THEN
+    UPDATE sigil_validators v SET target_floor = greatest(v.target_floor,
+        (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = p_id))
+      WHERE v.id = p_id;
+  END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION sigil_import_validator(p_pubkey bytea,
+  p_slots text[], p_block_roots text[],
+  p_sources text[], p_targets text[], p_attestation_roots text[],
+  OUT blocks bigint, OUT attestations bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+  v_block_floor numeric;
+  v_target_floor numeric;
+  v_floor_source numeric;
+BEGIN
+  IF p_pubkey IS NULL OR octet_length(p_pubkey) <> 48 THEN
+    RAISE EXCEPTION 'public key must be 48 bytes' USING ERRCODE = '22023';
+  END IF;
+  INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey) ON CONFLICT (pubkey) DO NOTHING;
+  -- The floors are read under the validator's lock, which a prune holds while it deletes.
+  SELECT v.id, v.block_floor, v.target_floor INTO v_id, v_block_floor, v_target_floor
+    FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+  IF v_id IS NULL THEN
+    RAISE EXCEPTION 'could not lock validator 0x%', encode(p_pubkey, 'hex');
+  END IF;
+  IF v_target_floor IS NOT NULL THEN
+    SELECT max(a.source_epoch) INTO v_floor_source FROM sigil_signed_attestations a
+      WHERE a.validator_id = v_id AND a.target_epoch = v_target_floor;
+  END IF;
+  WITH incoming AS (
+    SELECT DISTINCT r.slot::sigil_u64 AS slot, decode(r.root, 'hex')::sigil_root AS signing_root
+    FROM unnest(p_slots, p_block_roots) AS r (slot, root)
+  ), inserted AS (
+    INSERT INTO sigil_signed_blocks (validator_id, slot, signing_root)
+    SELECT v_id, i.slot, i.signing_root FROM incoming i
+    WHERE (v_block_floor IS NULL OR i.slot >= v_block_floor)
+      AND NOT EXISTS (
+        SELECT 1 FROM sigil_signed_blocks b
+        WHERE b.validator_id = v_id AND b.slot = i.slot
+          AND b.signing_root IS NOT DISTINCT FROM i.signing_root)
+    RETURNING 1
+  )
+  SELECT count(*) INTO blocks FROM inserted;
+  WITH incoming AS (
+    SELECT DISTINCT r.source::sigil_u64 AS source_epoch, r.target::sigil_u64 AS target_epoch,
+      decode(r.root, 'hex')::sigil_root AS signing_root
+    FROM unnest(p_sources, p_targets, p_attestation_roots) AS r (source, target, root)
+  ), inserted AS (
+    INSERT INTO sigil_signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
+    SELECT v_id, i.source_epoch, i.target_epoch, i.signing_root FROM incoming i
+    WHERE (v_target_floor IS NULL OR v_floor_source IS NULL
+        OR i.target_epoch >= v_target_floor OR i.source_epoch > v_floor_source)
+      AND NOT EXISTS (
+        SELECT 1 FROM sigil_signed_attestations a
+        WHERE a.validator_id = v_id AND a.source_epoch = i.source_epoch
+          AND a.target_epoch = i.target_epoch
+          AND a.signing_root IS NOT DISTINCT FROM i.signing_root)
+    RETURNING 1
+  )
+  SELECT count(*) INTO attestations FROM inserted;
+END $$;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: "EIP-3076 complete history, check-and-insert functions", sql: V1 },
+  {
+    version: 2,
+    description: "pruning floors: imports skip history below what pruning kept",
+    sql: V2,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

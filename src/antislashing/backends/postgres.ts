@@ -382,6 +382,8 @@ class PostgresStore implements SlashingStore {
    * Per validator, relative to its newest record: keeps blocks with slot > max - 32·epochs and
    * attestations with target > max - epochs (the newest record is always kept). Attestations are
    * pruned only where that is sound (sigil_prune_validator): the same rules as the sqlite backend.
+   * A validator that loses records gets floors (the lowest slot / target kept), below which a
+   * later import skips history instead of re-opening what was pruned (postgres-schema.ts, V2).
    * Runs in batches of validators, each batch one short transaction holding their locks, so
    * signing goes on meanwhile.
    */

@@ -27,6 +27,8 @@
  * the genesis validators root, stores it if the database has none, and copies everything: all or
  * nothing. Exact duplicates (same slot or epochs and the same root, a missing root equal to a
  * missing root) are skipped, so re-importing a file changes nothing.
+ *   Pruned validators: records below the floors that `prune` recorded are skipped (see `prune`),
+ * so that importing an old file again cannot lower the low watermarks and re-open what was pruned.
  *   Slashable data: imported records are kept as they are, even when slashable with respect to
  * each other or to the database (two roots for one slot, surround votes, no root). The complete
  * rules then refuse every new message that conflicts with any of them, and conditions 2, 4, 5 use
@@ -128,6 +130,16 @@ const MIGRATIONS: readonly Migration[] = [
                 a.target_epoch + 9223372036854775807 + 1 AS target_epoch,
                 '0x' || lower(hex(a.signing_root)) AS signing_root
          FROM signed_attestations a JOIN validators v ON v.id = a.validator_id`,
+    ],
+  },
+  {
+    version: 2,
+    description: "pruning floors: imports skip history below what pruning kept",
+    sql: [
+      // The lowest slot / target epoch kept by the prunes that removed blocks / attestations of
+      // the validator (encoded like the records; NULL: never pruned). See `prune`.
+      "ALTER TABLE validators ADD COLUMN block_floor INTEGER",
+      "ALTER TABLE validators ADD COLUMN target_floor INTEGER",
     ],
   },
 ];
@@ -486,7 +498,8 @@ class SqliteSlashingStore implements SlashingStore {
            SELECT DISTINCT v.id, s.slot, s.signing_root
            FROM ${stage}_b s JOIN ${stage}_v sv ON sv.idx = s.idx JOIN validators v ON v.pubkey = sv.pubkey
            WHERE NOT EXISTS (SELECT 1 FROM signed_blocks b
-                             WHERE b.validator_id = v.id AND b.slot = s.slot AND b.signing_root IS s.signing_root)`,
+                             WHERE b.validator_id = v.id AND b.slot = s.slot AND b.signing_root IS s.signing_root)
+             AND (s.slot < v.block_floor) IS NOT TRUE`,
         );
         db.run(
           `INSERT INTO signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
@@ -494,7 +507,11 @@ class SqliteSlashingStore implements SlashingStore {
            FROM ${stage}_a s JOIN ${stage}_v sv ON sv.idx = s.idx JOIN validators v ON v.pubkey = sv.pubkey
            WHERE NOT EXISTS (SELECT 1 FROM signed_attestations a
                              WHERE a.validator_id = v.id AND a.target_epoch = s.target_epoch
-                               AND a.source_epoch = s.source_epoch AND a.signing_root IS s.signing_root)`,
+                               AND a.source_epoch = s.source_epoch AND a.signing_root IS s.signing_root)
+             AND (s.target_epoch < v.target_floor
+                  AND s.source_epoch <= (SELECT MAX(k.source_epoch) FROM signed_attestations k
+                                         WHERE k.validator_id = v.id AND k.target_epoch = v.target_floor)
+                 ) IS NOT TRUE`,
         );
       }).immediate();
     } finally {
@@ -582,6 +599,24 @@ class SqliteSlashingStore implements SlashingStore {
    * source is <= that minimum. That always holds for a non-slashable history (a kept vote with a
    * larger target and a smaller source would surround the deleted one), but an imported history
    * can be slashable; for such a validator its attestations are left unpruned.
+   *
+   * Floors. Deleting records raises MIN(), and a later import of older history would lower it
+   * again, re-opening every pruned slot and target. So a prune that deletes blocks (attestations)
+   * records the lowest slot (target) it kept in the validator's `block_floor` (`target_floor`);
+   * floors only rise, and a record always exists at each floor (a prune keeps the newest record,
+   * and a later one either keeps the floor record or records a higher floor). An import then
+   * skips, for that validator:
+   *   - blocks with slot < block_floor: every slot <= block_floor is refused by rule 2 anyway;
+   *   - attestations (s', t') with t' < target_floor and s' <= the largest source F.s recorded at
+   *     target_floor: a new (s, t) with t <= target_floor is refused (rule 6 or a double vote at
+   *     the floor), and one with s < s' <= F.s and t > target_floor surrounds F (rule 3); nothing
+   *     else can conflict with (s', t').
+   * An attestation below the floor with s' > F.s is slashable with respect to F (F surrounds it)
+   * and is stored as before: a vote that must not surround it is not covered by F. Storing it
+   * lowers MIN(target) but re-opens nothing: a new (s, t) with t' < t < target_floor must have
+   * s >= s' not to surround it and s <= F.s not to be surrounded by F, which cannot both hold.
+   * Pruned sources are <= every kept source, so these floors keep that invariant: every skipped
+   * or pruned attestation has a source <= the floor record's.
    */
   async prune(epochs: bigint): Promise<{ blocks: number; attestations: number }> {
     this.assertOpen();
@@ -608,6 +643,14 @@ class SqliteSlashingStore implements SlashingStore {
               .query("DELETE FROM signed_blocks WHERE validator_id = $v AND slot <= $cutoff")
               .run({ v: id, cutoff: enc(cutoff) });
             removed.blocks += result.changes;
+            if (result.changes > 0) {
+              db.query(
+                `UPDATE validators SET block_floor =
+                   (SELECT max(coalesce(validators.block_floor, m.floor), m.floor)
+                    FROM (SELECT MIN(slot) AS floor FROM signed_blocks WHERE validator_id = $v) m)
+                 WHERE id = $v`,
+              ).run({ v: id });
+            }
           }
         }
         const maxTargetRow = db
@@ -638,6 +681,14 @@ class SqliteSlashingStore implements SlashingStore {
           )
           .run({ v: id, cutoff: enc(cutoff) });
         removed.attestations += result.changes;
+        if (result.changes > 0) {
+          db.query(
+            `UPDATE validators SET target_floor =
+               (SELECT max(coalesce(validators.target_floor, m.floor), m.floor)
+                FROM (SELECT MIN(target_epoch) AS floor FROM signed_attestations WHERE validator_id = $v) m)
+             WHERE id = $v`,
+          ).run({ v: id });
+        }
       }).immediate();
     }
     return removed;

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AuthAdminService } from "../../auth/admin";
 import { requireManagement } from "../../auth/authenticator";
 import type { Authenticate } from "../access";
+import { pathParam } from "../params";
 
 const POLICIES = "/api/v1/signer/auth/policies";
 const TOKENS = "/api/v1/signer/auth/tokens";
@@ -20,15 +21,15 @@ export function authApiRoutes(admin: AuthAdminService, authenticate: Authenticat
     })
     .get(`${POLICIES}/:name`, async ({ params, request }) => {
       await asManager(request);
-      return admin.getPolicy(params.name);
+      return admin.getPolicy(pathParam(params.name, "policy name"));
     })
     .put(`${POLICIES}/:name`, async ({ params, body, request }) => {
       await asManager(request);
-      return admin.updatePolicy(params.name, body);
+      return admin.updatePolicy(pathParam(params.name, "policy name"), body);
     })
     .delete(`${POLICIES}/:name`, async ({ params, request }) => {
       await asManager(request);
-      await admin.deletePolicy(params.name);
+      await admin.deletePolicy(pathParam(params.name, "policy name"));
       return new Response(null, { status: 204 });
     })
     .post(TOKENS, async ({ body, request }) => {
@@ -41,7 +42,7 @@ export function authApiRoutes(admin: AuthAdminService, authenticate: Authenticat
     })
     .delete(`${TOKENS}/:accessor`, async ({ params, request }) => {
       await asManager(request);
-      await admin.revokeToken(params.accessor);
+      await admin.revokeToken(pathParam(params.accessor, "accessor"));
       return new Response(null, { status: 204 });
     })
     .post("/api/v1/signer/sys/generate-root", ({ body }) => admin.generateRootToken(body));

@@ -5,6 +5,7 @@ import { NOOP_TRACER, type Tracer } from "../../observability/tracing";
 import { type PreparedSignature, type SigningService, shortKey } from "../../signing/service";
 import type { Authenticate } from "../access";
 import { STATUS_BY_CODE } from "../errors";
+import { pathParam } from "../params";
 import { requestMeta } from "../request-meta";
 
 /** Web3Signer's rule: JSON for `application/json` (or a wildcard that admits it), else bare hex. */
@@ -40,7 +41,7 @@ export function signingRoutes(
         try {
           const ready = await tracer.span("auth", {}, async () => {
             const principal = await authenticate(request);
-            const parsed = service.prepare(params.identifier, body);
+            const parsed = service.prepare(pathParam(params.identifier, "public key"), body);
             prepared = parsed;
             const { pubkey, request: signingRequest } = parsed;
             span.setAttributes({
