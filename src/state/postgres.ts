@@ -26,6 +26,7 @@ import {
   PostgresConfigError,
   parsePostgresUrl,
 } from "../antislashing/backends/postgres-connection";
+import { type Migration, runPostgresMigrations } from "../antislashing/backends/postgres-migrate";
 import type { Policy } from "../auth/types";
 import type { Logger } from "../observability/log";
 import {
@@ -51,12 +52,6 @@ export interface PostgresStateOptions {
   readonly logger?: Logger;
   /** Connect (DNS, TCP, TLS) time limit per connection; default 10 s. */
   readonly connectTimeoutMs?: number;
-}
-
-interface Migration {
-  readonly version: number;
-  readonly description: string;
-  readonly sql: string;
 }
 
 /** Append-only: never edit a released migration, add a new one. */
@@ -100,52 +95,6 @@ function renamed(error: unknown): unknown {
   if (error instanceof PostgresConfigError) return new PostgresConfigError(message);
   const copy = new Error(message, { cause: error });
   return copy;
-}
-
-async function migrate(sql: Sql, logger: Logger | undefined): Promise<void> {
-  const conn = await sql.reserve();
-  try {
-    await conn`SELECT pg_advisory_lock(${STATE_MIGRATION_LOCK_KEY}::bigint)`;
-    try {
-      await conn`
-        CREATE TABLE IF NOT EXISTS sigil_state_schema_version (
-          version integer PRIMARY KEY,
-          description text NOT NULL,
-          applied_at timestamptz NOT NULL DEFAULT now()
-        )`;
-      const [row] = await conn<{ version: number | null }[]>`
-        SELECT max(version) AS version FROM sigil_state_schema_version`;
-      const current = row?.version ?? 0;
-      if (current > POSTGRES_STATE_SCHEMA_VERSION) {
-        throw new StateSchemaError(
-          `the signer_state database has schema version ${current}, newer than the ` +
-            `${POSTGRES_STATE_SCHEMA_VERSION} this sigil knows: upgrade sigil (refusing to touch it)`,
-        );
-      }
-      for (const migration of MIGRATIONS) {
-        if (migration.version <= current) continue;
-        await conn.unsafe("BEGIN");
-        try {
-          await conn.unsafe(migration.sql);
-          await conn`
-            INSERT INTO sigil_state_schema_version (version, description)
-            VALUES (${migration.version}, ${migration.description})`;
-          await conn.unsafe("COMMIT");
-        } catch (error) {
-          await conn.unsafe("ROLLBACK").catch(() => {});
-          throw error;
-        }
-        logger?.info("signer_state: database migrated", {
-          version: migration.version,
-          description: migration.description,
-        });
-      }
-    } finally {
-      await conn`SELECT pg_advisory_unlock(${STATE_MIGRATION_LOCK_KEY}::bigint)`.catch(() => {});
-    }
-  } finally {
-    conn.release();
-  }
 }
 
 interface TokenRow {
@@ -349,7 +298,21 @@ export async function openPostgresState(options: PostgresStateOptions): Promise<
   };
   const sql = postgres(target.driverUrl, driverOptions);
   try {
-    await migrate(sql, logger);
+    await runPostgresMigrations(
+      sql,
+      {
+        versionTable: "sigil_state_schema_version",
+        lockKey: STATE_MIGRATION_LOCK_KEY,
+        migrations: MIGRATIONS,
+        appliedMessage: "signer_state: database migrated",
+        tooNew: (current, latest) =>
+          new StateSchemaError(
+            `the signer_state database has schema version ${current}, newer than the ` +
+              `${latest} this sigil knows: upgrade sigil (refusing to touch it)`,
+          ),
+      },
+      logger,
+    );
   } catch (error) {
     await sql.end({ timeout: 0 }).catch(() => {});
     throw error;

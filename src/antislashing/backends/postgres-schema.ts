@@ -30,11 +30,9 @@
  * two signers starting on an empty database with different roots cannot both win.
  */
 
-export interface Migration {
-  readonly version: number;
-  readonly description: string;
-  readonly sql: string;
-}
+import type { Migration } from "./postgres-migrate";
+
+export type { Migration };
 
 const U64_MAX = "18446744073709551615";
 

@@ -57,6 +57,7 @@ import {
   PostgresConfigError,
   parsePostgresUrl,
 } from "./postgres-connection";
+import { runPostgresMigrations } from "./postgres-migrate";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./postgres-schema";
 
 export { PostgresConfigError };
@@ -194,57 +195,6 @@ function attestationDecision(
     };
     return decideAttestation(history, vote);
   });
-}
-
-/**
- * Applies the pending migrations under a session advisory lock, so that signers starting
- * together migrate once; each migration commits with its version row. A database already at a
- * newer version than this build knows is refused (an older sigil must not guess at its rules).
- */
-async function migrate(sql: Sql, logger: Logger | undefined): Promise<void> {
-  const conn = await sql.reserve();
-  try {
-    await conn`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY}::bigint)`;
-    try {
-      await conn`
-        CREATE TABLE IF NOT EXISTS sigil_schema_version (
-          version integer PRIMARY KEY,
-          description text NOT NULL,
-          applied_at timestamptz NOT NULL DEFAULT now()
-        )`;
-      const [row] = await conn<{ version: number | null }[]>`
-        SELECT max(version) AS version FROM sigil_schema_version`;
-      const current = row?.version ?? 0;
-      if (current > LATEST_SCHEMA_VERSION) {
-        throw new PostgresSchemaError(
-          `the slashing protection database has schema version ${current}, newer than the ` +
-            `${LATEST_SCHEMA_VERSION} this sigil knows: upgrade sigil (refusing to touch it)`,
-        );
-      }
-      for (const migration of MIGRATIONS) {
-        if (migration.version <= current) continue;
-        await conn.unsafe("BEGIN");
-        try {
-          await conn.unsafe(migration.sql);
-          await conn`
-            INSERT INTO sigil_schema_version (version, description)
-            VALUES (${migration.version}, ${migration.description})`;
-          await conn.unsafe("COMMIT");
-        } catch (error) {
-          await conn.unsafe("ROLLBACK").catch(() => {});
-          throw error;
-        }
-        logger?.info("slashing protection: database migrated", {
-          version: migration.version,
-          description: migration.description,
-        });
-      }
-    } finally {
-      await conn`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY}::bigint)`.catch(() => {});
-    }
-  } finally {
-    conn.release();
-  }
 }
 
 interface ExportRow {
@@ -559,7 +509,21 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   };
   const sql = postgres(target.driverUrl, driverOptions);
   try {
-    await migrate(sql, logger);
+    await runPostgresMigrations(
+      sql,
+      {
+        versionTable: "sigil_schema_version",
+        lockKey: MIGRATION_LOCK_KEY,
+        migrations: MIGRATIONS,
+        appliedMessage: "slashing protection: database migrated",
+        tooNew: (current, latest) =>
+          new PostgresSchemaError(
+            `the slashing protection database has schema version ${current}, newer than the ` +
+              `${latest} this sigil knows: upgrade sigil (refusing to touch it)`,
+          ),
+      },
+      logger,
+    );
   } catch (error) {
     await sql.end({ timeout: 0 }).catch(() => {});
     throw error;
