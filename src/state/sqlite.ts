@@ -16,9 +16,9 @@
  * consumeToken is `DELETE … RETURNING` in an immediate transaction: of concurrent consumers
  * exactly one gets the row.
  */
-import { Database } from "bun:sqlite";
-import { chmodSync, existsSync } from "node:fs";
+import type { Database } from "bun:sqlite";
 import type { Policy } from "../auth/types";
+import { openDurableSqlite } from "../storage/sqlite";
 import {
   checkNow,
   checkTokenRecord,
@@ -276,19 +276,8 @@ export async function openSqliteState(
   path: string,
   options: SqliteStateOptions = {},
 ): Promise<SignerStateStore> {
-  const inMemory = path === ":memory:" || path === "";
-  const isNew = !inMemory && !existsSync(path);
-  const db = new Database(path, { create: true, readwrite: true, strict: true });
+  const db = openDurableSqlite(path, { busyTimeoutMs: options.busyTimeoutMs });
   try {
-    if (isNew) chmodSync(path, 0o600);
-    db.run(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
-    if (!inMemory) {
-      const mode = db.query("PRAGMA journal_mode = WAL").get() as Record<string, unknown> | null;
-      if (String(mode?.journal_mode).toLowerCase() !== "wal") {
-        throw new Error(`could not switch ${path} to WAL mode (got ${String(mode?.journal_mode)})`);
-      }
-    }
-    db.run("PRAGMA synchronous = FULL");
     migrate(db);
   } catch (error) {
     db.close(false);

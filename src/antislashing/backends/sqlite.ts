@@ -39,8 +39,8 @@
  * Pruning: see `prune` below.
  */
 
-import { Database } from "bun:sqlite";
-import { chmodSync, existsSync } from "node:fs";
+import type { Database } from "bun:sqlite";
+import { openDurableSqlite } from "../../storage/sqlite";
 import {
   assertAttestationVote,
   assertBlockProposal,
@@ -715,25 +715,12 @@ export async function openSqliteStore(
   path: string,
   options: SqliteStoreOptions = {},
 ): Promise<SlashingStore> {
-  const inMemory = path === ":memory:" || path === "";
-  const isNew = !inMemory && !existsSync(path);
-  const db = new Database(path, {
-    create: true,
-    readwrite: true,
-    strict: true,
+  const db = openDurableSqlite(path, {
+    busyTimeoutMs: options.busyTimeoutMs,
     safeIntegers: true,
+    foreignKeys: true,
   });
   try {
-    if (isNew) chmodSync(path, 0o600);
-    db.run(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
-    if (!inMemory) {
-      const mode = db.query("PRAGMA journal_mode = WAL").get() as Row | null;
-      if (String(mode?.journal_mode).toLowerCase() !== "wal") {
-        throw new Error(`could not switch ${path} to WAL mode (got ${String(mode?.journal_mode)})`);
-      }
-    }
-    db.run("PRAGMA synchronous = FULL");
-    db.run("PRAGMA foreign_keys = ON");
     migrate(db);
   } catch (error) {
     db.close(false);
