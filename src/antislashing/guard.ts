@@ -12,11 +12,6 @@ export interface SlashingGuard {
   approve(pubkey: string, request: SigningRequest): Promise<void>;
 }
 
-/** Refuses nothing (for tests of the signing path that do not concern slashing). */
-export const approveEverything: SlashingGuard = {
-  approve: async () => {},
-};
-
 /**
  * Guards signing with a slashing protection store. A refusal becomes 412 with the reason; a
  * store that cannot answer becomes 503: without a record there is no signature.

@@ -32,11 +32,3 @@ export class CanaryMonitor {
     this.logger.warn("canary key signed", { pubkey, operation, request_id: requestId });
   }
 }
-
-/** Counts in memory; replaced by the Prometheus counter when metrics are wired. */
-export class MemoryCounter implements CanaryCounter {
-  value = 0;
-  increment(): void {
-    this.value++;
-  }
-}
