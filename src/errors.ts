@@ -25,6 +25,16 @@ export type ErrorCode =
   | "queue_full"
   | "request_timeout"
   | "shutting_down"
+  | "sealed"
+  | "already_initialized"
+  | "not_initialized"
+  | "already_unsealed"
+  | "invalid_share"
+  | "duplicate_share"
+  | "no_rotation"
+  | "rotation_in_progress"
+  | "seal_conflict"
+  | "share_wrap_failed"
   | "internal_error";
 
 export class SigilError extends Error {

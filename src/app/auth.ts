@@ -16,12 +16,16 @@ import type { Config } from "../config/schema";
 import { resolveSecret } from "../config/validate";
 import { normalizePubkey } from "../keys/pubkey";
 import type { Logger } from "../observability/log";
+import type { SealService } from "../seal/service";
 import type { SignerStateStore } from "../state/store";
+import { wireSeal } from "./seal";
 
 export interface AuthWiring {
   authenticator: Authenticator;
   /** The Auth API's service, in stateful mode only. */
   admin?: AuthAdminService;
+  /** The seal lifecycle, in stateful mode only: signing and management wait for an unseal. */
+  seal?: SealService;
   close(): Promise<void>;
 }
 
@@ -80,13 +84,12 @@ async function wireStateful(config: Config, logger: Logger): Promise<AuthWiring>
   const log = logger.child("auth");
   const store = await openSignerState(config, logger);
   const admin = new AuthAdminService(store);
-  const setupToken = await admin.issueSetupTokenIfUninitialized();
-  if (setupToken) {
-    // The spec's bootstrap: the one-time setup token is printed once, on an uninitialized store.
-    log.warn("signer_state has no management token yet; one-time setup token follows", {
-      setup_token: setupToken,
-      next: "sigil operator generate-root-token --setup-token <token>",
-    });
+  let seal: SealService;
+  try {
+    seal = await wireSeal(config, store, logger);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
   }
   const sweep = setInterval(() => {
     store.deleteExpiredTokens(Date.now()).catch((error: unknown) => {
@@ -97,8 +100,10 @@ async function wireStateful(config: Config, logger: Logger): Promise<AuthWiring>
   return {
     authenticator: statefulAuthenticator(store),
     admin,
+    seal,
     async close() {
       clearInterval(sweep);
+      seal.close();
       await store.close();
     },
   };

@@ -23,7 +23,7 @@ const AUTH_DENIALS = new Set(["unauthorized", "invalid_token", "forbidden"]);
 /** Gauges read memory only at scrape time; nothing here touches a database or the request path. */
 export function wireMetrics(
   config: Config,
-  deps: { limiter: JobLimiter; keys: KeyStore; logger: Logger },
+  deps: { limiter: JobLimiter; keys: KeyStore; logger: Logger; isUnsealed: () => boolean },
 ): MetricsWiring {
   const metrics = new SignerMetrics();
   metrics.gauge(
@@ -34,11 +34,11 @@ export function wireMetrics(
   metrics.labelledGauge("signer_keys_loaded", "Keys loaded, by source.", "source", () => ({
     filesystem: deps.keys.count("filesystem"),
   }));
-  // 0 sealed, 1 unsealed. Without the seal lifecycle a signer is always unsealed.
+  // 0 sealed (or uninitialized), 1 unsealed; a signer without signer_state is always unsealed.
   metrics.gauge(
     "signer_seal_state",
-    "1 when the signer is unsealed and can sign, 0 when sealed.",
-    () => 1,
+    "1 when the signer is unsealed and can sign, 0 when sealed or uninitialized.",
+    () => (deps.isUnsealed() ? 1 : 0),
   );
 
   const observer: SigningObserver = {

@@ -5,9 +5,11 @@ import type { Config } from "../config/schema";
 import { authenticateWith } from "../http/access";
 import { createHttpApp } from "../http/app";
 import { corsPolicy } from "../http/cors";
+import { errorResponse } from "../http/errors";
 import { requestMeta } from "../http/request-meta";
 import { authApiRoutes } from "../http/routes/auth-api";
 import { healthRoutes } from "../http/routes/health";
+import { sealRoutes, servedWhileSealed } from "../http/routes/seal";
 import { signingRoutes } from "../http/routes/signing";
 import { statusRoutes } from "../http/routes/status";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
@@ -89,7 +91,9 @@ async function startWithStore(
     maxConcurrent: config.max_concurrent_signing_jobs,
     maxQueued: config.signing_queue_buffer_size,
   });
-  const metrics = wireMetrics(config, { limiter, keys, logger });
+  const seal = auth.seal;
+  const isUnsealed = () => seal?.isUnsealed() ?? true;
+  const metrics = wireMetrics(config, { limiter, keys, logger, isUnsealed });
   metrics.recordKeyLoadFailures(keySummary.reasons);
   const health = new HealthRegistry();
   // A full queue means new signing requests are being turned away: not ready for more work.
@@ -108,6 +112,13 @@ async function startWithStore(
   });
 
   health.register("keys", () => keysHealth(keySummary, keys));
+  // A sealed signer is alive (/upcheck) but not ready: it cannot sign until operators unseal it.
+  if (seal) {
+    health.register("seal", () => ({
+      status: seal.isUnsealed() ? "UP" : "DOWN",
+      data: { state: seal.isUnsealed() ? "unsealed" : "sealed" },
+    }));
+  }
   health.register("slashing_protection", () => slashingHealth(store));
 
   const signing = new SigningService({
@@ -129,10 +140,10 @@ async function startWithStore(
     authenticate,
     authMode: auth.authenticator.mode,
   });
-  const status = () => ({
+  const status = async () => ({
     version: VERSION,
     auth_mode: auth.authenticator.mode,
-    seal_state: "unsealed",
+    seal_state: seal ? (await seal.status()).state : "unsealed",
     keys: { filesystem: keys.count("filesystem") },
   });
   const routes: AnyElysia[] = [
@@ -142,6 +153,7 @@ async function startWithStore(
     ...keyManager.routes,
   ];
   if (auth.admin) routes.push(authApiRoutes(auth.admin, authenticate));
+  if (seal) routes.push(sealRoutes(seal, authenticate));
   const httpLog = logger.child("http");
   const app = createHttpApp({
     onSigilError: (error, request) => {
@@ -171,7 +183,13 @@ async function startWithStore(
     timeoutMsFor: keyManager.timeoutMsFor,
     cors: corsPolicy(config.server.cors_allowed_origins),
     logger: logger.child("http"),
-    handle: (request) => app.handle(request),
+    handle: (request) =>
+      isUnsealed() || servedWhileSealed(new URL(request.url).pathname)
+        ? app.handle(request)
+        : errorResponse(
+            "sealed",
+            "the signer is sealed: a quorum of operators must unseal it (sigil operator unseal)",
+          ),
   });
   log.info("sigil listening", {
     version: VERSION,

@@ -4,7 +4,7 @@ import { isSigningOperation, type SigningOperation } from "../signing/operations
 import type { SignerStateStore, TokenRecord } from "../state/store";
 import { parseCidr } from "./cidr";
 import { isScope, type Scope } from "./scopes";
-import { hashToken, newToken } from "./tokens";
+import { newToken } from "./tokens";
 import type { Policy, Rule } from "./types";
 
 /** DESIGN §7: ttl_seconds is required, from 1 s to one year. */
@@ -105,55 +105,26 @@ export class AuthAdminService {
       throw new SigilError("token_not_found", `no token with accessor ${accessor}`);
     }
   }
+}
 
-  /**
-   * Until the seal lifecycle exists, a stateful signer bootstraps its first management token
-   * from a one-time setup token printed at start-up. Consuming it is atomic: one use only.
-   */
-  async generateRootToken(body: unknown): Promise<{ token: string; accessor: string }> {
-    const setup = isObject(body) ? body.setup_token : undefined;
-    if (typeof setup !== "string" || setup === "") throw invalid("setup_token is required");
-    // Look first: consuming deletes, and only a setup token may be spent here (any other token
-    // sent by mistake must survive).
-    const hash = hashToken(setup);
-    const found = await this.store.findToken(hash);
-    if (found?.kind !== "setup")
-      throw new SigilError("invalid_token", "invalid or already used setup token");
-    const record = await this.store.consumeToken(hash);
-    if (record?.kind !== "setup")
-      throw new SigilError("invalid_token", "invalid or already used setup token");
-    const minted = newToken();
-    await this.store.createToken({
-      accessor: minted.accessor,
-      hash: minted.hash,
-      kind: "management",
-      policies: [],
-      cidrs: [],
-      createdAt: this.now(),
-    });
-    return { token: minted.token, accessor: minted.accessor };
-  }
-
-  /**
-   * When no management token exists yet, replaces any earlier setup token with a fresh one and
-   * returns it (the caller logs it once; only its hash is stored). Undefined once initialized.
-   */
-  async issueSetupTokenIfUninitialized(): Promise<string | undefined> {
-    const tokens = await this.store.listTokens();
-    if (tokens.some((t) => t.kind === "management")) return undefined;
-    for (const old of tokens.filter((t) => t.kind === "setup"))
-      await this.store.revokeToken(old.accessor);
-    const minted = newToken();
-    await this.store.createToken({
-      accessor: minted.accessor,
-      hash: minted.hash,
-      kind: "setup",
-      policies: [],
-      cidrs: [],
-      createdAt: this.now(),
-    });
-    return minted.token;
-  }
+/**
+ * A new management token (full management access, never CIDR-bound, no expiry): what a completed
+ * generate-root quorum hands to its last submitter. Shown once; only its hash is stored.
+ */
+export async function mintManagementToken(
+  store: SignerStateStore,
+  now: number,
+): Promise<{ token: string; accessor: string }> {
+  const minted = newToken();
+  await store.createToken({
+    accessor: minted.accessor,
+    hash: minted.hash,
+    kind: "management",
+    policies: [],
+    cidrs: [],
+    createdAt: now,
+  });
+  return { token: minted.token, accessor: minted.accessor };
 }
 
 /** Checks a policy as the Auth API receives it: the same rules as static_auth in the config file. */

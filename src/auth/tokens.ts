@@ -11,8 +11,12 @@ export interface NewToken {
   readonly accessor: string;
 }
 
-export function newToken(): NewToken {
-  const token = TOKEN_PREFIX + randomBytes(TOKEN_BYTES).toString("base64url");
+/** Seal-lifecycle credentials get their own prefixes, so a leaked one is recognisable for what it is. */
+export const REGISTRATION_TOKEN_PREFIX = "sgr_";
+export const OPERATOR_CREDENTIAL_PREFIX = "sgo_";
+
+export function newToken(prefix: string = TOKEN_PREFIX): NewToken {
+  const token = prefix + randomBytes(TOKEN_BYTES).toString("base64url");
   return { token, hash: hashToken(token), accessor: randomBytes(12).toString("hex") };
 }
 

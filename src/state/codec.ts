@@ -1,6 +1,6 @@
 /**
  * What the three signer_state backends share: checks of what is written, (de)coding of policy
- * rules as JSON, decoding of stored tokens, and the errors they throw.
+ * rules as JSON, decoding of stored tokens and of the seal record, and the errors they throw.
  *
  * Rules are stored as the JSON of an array of rules holding only the known fields (`effect`,
  * `scopes`, `keys`, `operations`); a field that is absent (or undefined) stays absent, an empty
@@ -11,7 +11,7 @@
 import { isScope, type Scope } from "../auth/scopes";
 import type { Policy, Rule } from "../auth/types";
 import { isSigningOperation, type SigningOperation } from "../signing/operations";
-import type { TokenKind, TokenRecord } from "./store";
+import type { SealSlot, TokenKind, TokenRecord } from "./store";
 
 /** createToken: a token with that accessor or hash already exists (nothing was written). */
 export class TokenConflictError extends Error {
@@ -26,6 +26,11 @@ export class StateSchemaError extends Error {
 /** A stored row that does not decode (corrupted, or from a newer sigil). */
 export class StateDataError extends Error {
   override readonly name = "StateDataError";
+}
+
+/** putSeal: the body is not JSON text, or is too large (nothing was written). */
+export class SealBodyError extends TypeError {
+  override readonly name = "SealBodyError";
 }
 
 const TOKEN_KINDS: readonly TokenKind[] = ["management", "client", "setup"];
@@ -208,4 +213,68 @@ export function checkNow(now: number): void {
   if (typeof now !== "number" || !Number.isFinite(now)) {
     throw new TypeError("signer_state: deleteExpiredTokens needs a time in milliseconds");
   }
+}
+
+// ─── seal record ───────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Largest seal record body putSeal accepts, in UTF-8 bytes, in every backend. DynamoDB caps an
+ * item at 400 KB (409,600 bytes, attribute names and values together): this leaves ample room for
+ * the item's key and version attributes. The same limit everywhere keeps a record movable between
+ * backends, and a record written by one sigil readable by all. A record of the seal feature
+ * (operators, wrapped shares, a check value) is far smaller: a few KB per operator.
+ */
+export const MAX_SEAL_BODY_BYTES = 350_000;
+
+/**
+ * Checks a seal record body before it is written: JSON text (RFC 8259, as JSON.parse reads it),
+ * at most MAX_SEAL_BODY_BYTES in UTF-8, and well-formed UTF-16 (a lone surrogate cannot be stored
+ * as UTF-8, so it would come back as U+FFFD: the body would not round-trip exactly).
+ */
+export function checkSealBody(body: string): void {
+  if (typeof body !== "string") {
+    throw new SealBodyError("signer_state: the seal record body must be a string of JSON text");
+  }
+  if (!body.isWellFormed()) {
+    throw new SealBodyError("signer_state: the seal record body has a lone UTF-16 surrogate");
+  }
+  const bytes = Buffer.byteLength(body, "utf8");
+  if (bytes > MAX_SEAL_BODY_BYTES) {
+    throw new SealBodyError(
+      `signer_state: the seal record body is ${bytes} bytes, more than the ${MAX_SEAL_BODY_BYTES} bytes every backend accepts`,
+    );
+  }
+  try {
+    JSON.parse(body);
+  } catch {
+    throw new SealBodyError("signer_state: the seal record body is not valid JSON text");
+  }
+}
+
+function isVersion(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
+}
+
+/**
+ * Checks putSeal's expectedVersion: undefined (create) or a version getSeal can have returned.
+ * 0 or a fraction could never match a stored version, so it is a caller's bug, not a lost race.
+ */
+export function checkExpectedVersion(expectedVersion: number | undefined): void {
+  if (expectedVersion === undefined || isVersion(expectedVersion)) return;
+  throw new TypeError(
+    `signer_state: putSeal's expectedVersion must be undefined (create) or an integer >= 1, not ${String(expectedVersion)}`,
+  );
+}
+
+/** Decodes the stored seal record (version as number, bigint or numeric string). */
+export function decodeSeal(body: unknown, version: unknown): SealSlot {
+  if (typeof body !== "string") {
+    throw new StateDataError("signer_state: the stored seal record has no text body");
+  }
+  const number =
+    typeof version === "bigint" || typeof version === "string" ? Number(version) : version;
+  if (!isVersion(number)) {
+    throw new StateDataError(`signer_state: the stored seal record has a bad version`);
+  }
+  return { body, version: number };
 }

@@ -7,10 +7,15 @@
  *   pk "token"    sk <hash>      accessor (S), kind (S), policies (L of S), cidrs (L of S),
  *                                created_at (N, ms), expires_at (N, ms; absent = no expiry)
  *   pk "accessor" sk <accessor>  hash (S): finds a token by accessor (revokeToken)
+ *   pk "seal"     sk "seal"      body (S: the seal record's JSON, exactly as given; at most
+ *                                MAX_SEAL_BODY_BYTES, under the 400 KB item limit), version (N,
+ *                                >= 1), updated_at (N, ms): the one seal record (operators,
+ *                                wrapped shares, check value)
  * Only the SHA-256 of a token is stored, never the token. Other `pk` values are reserved for
- * later kinds of state (operators, wrapped shares). Listing is a Query of one partition (sorted
- * by `sk`: UTF-8 byte order, the order of the other backends). All reads are strongly
- * consistent, so a revoke or a policy change applies to the very next request.
+ * later kinds of state. Listing is a Query of one partition (sorted by `sk`: UTF-8 byte order,
+ * the order of the other backends), so the seal item never shows up among policies or tokens.
+ * All reads are strongly consistent, so a revoke or a policy change applies to the very next
+ * request.
  *
  * Atomicity without transactions (TransactWriteItems is not available in every emulator):
  *   - createPolicy: PutItem if attribute_not_exists(pk); updatePolicy: UpdateItem of the rules
@@ -30,6 +35,9 @@
  *     one DeleteItem per match with the same condition (a token is never removed unless it is
  *     expired at the time of its own delete). Tokens are few; a TTL attribute is not used because
  *     DynamoDB's TTL deletes late (up to days) and the authenticator checks expiry itself anyway.
+ *   - putSeal: PutItem of the whole seal item, if attribute_not_exists(pk) (create) or if
+ *     version = expected (replace; false when the item is absent too): of writers holding the
+ *     same version exactly one passes its condition.
  */
 import {
   type AttributeValue,
@@ -47,17 +55,20 @@ import {
 import type { Policy } from "../auth/types";
 import type { Logger } from "../observability/log";
 import {
+  checkExpectedVersion,
   checkNow,
+  checkSealBody,
   checkTokenRecord,
   compareTokens,
   decodePolicy,
+  decodeSeal,
   decodeToken,
   encodePolicy,
   StateDataError,
   StateSchemaError,
   TokenConflictError,
 } from "./codec";
-import type { SignerStateStore, TokenRecord } from "./store";
+import type { SealSlot, SignerStateStore, TokenRecord } from "./store";
 
 export interface DynamoStateOptions {
   /** `signer_state.table`: partition key `pk` (S), sort key `sk` (S). */
@@ -71,7 +82,14 @@ export interface DynamoStateOptions {
 }
 
 /** Partition key values (see the module comment). */
-export const PK = { policy: "policy", token: "token", accessor: "accessor" } as const;
+export const PK = {
+  policy: "policy",
+  token: "token",
+  accessor: "accessor",
+  seal: "seal",
+} as const;
+/** Sort key of the one seal item (pk "seal"). */
+export const SEAL_SK = "seal";
 
 type Item = Record<string, AttributeValue>;
 
@@ -434,6 +452,41 @@ class DynamoStateStore implements SignerStateStore {
     const record = tokenOf(old);
     await this.dropAccessor(record.accessor, hash);
     return record;
+  }
+
+  // ─── seal record ─────────────────────────────────────────────────────────────────────────
+
+  async getSeal(): Promise<SealSlot | undefined> {
+    this.assertOpen();
+    const item = await this.get(PK.seal, SEAL_SK);
+    return item === undefined ? undefined : decodeSeal(text(item, "body"), item.version?.N);
+  }
+
+  async putSeal(body: string, expectedVersion: number | undefined): Promise<boolean> {
+    this.assertOpen();
+    checkSealBody(body);
+    checkExpectedVersion(expectedVersion);
+    const item: Item = {
+      ...key(PK.seal, SEAL_SK),
+      body: str(body),
+      version: num((expectedVersion ?? 0) + 1),
+      updated_at: num(Date.now()),
+    };
+    return this.conditional(() =>
+      this.client.send(
+        new PutItemCommand(
+          expectedVersion === undefined
+            ? { TableName: this.table, Item: item, ConditionExpression: "attribute_not_exists(pk)" }
+            : {
+                TableName: this.table,
+                Item: item,
+                ConditionExpression: "#version = :expected",
+                ExpressionAttributeNames: { "#version": "version" },
+                ExpressionAttributeValues: { ":expected": num(expectedVersion) },
+              },
+        ),
+      ),
+    );
   }
 
   async ping(): Promise<void> {

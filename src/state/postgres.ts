@@ -11,13 +11,19 @@
  *   sigil_state_policies (name PRIMARY KEY, rules jsonb = array of rules, created_at, updated_at)
  *   sigil_state_tokens   (hash PRIMARY KEY, accessor UNIQUE, kind, policies jsonb, cidrs jsonb,
  *                         created_at bigint ms, expires_at bigint ms or NULL)
+ *   sigil_state_seal     (id = 1 PRIMARY KEY: at most one row; body json = the seal record,
+ *                         kept as the exact text given (json, not jsonb, which would reorder and
+ *                         reformat it); version bigint >= 1; updated_at)   [migration 2]
  * Only the SHA-256 of a token is stored, never the token. Migrations run on open, under their own
  * session advisory lock (not the slashing-protection one), each in one transaction with its
  * version row; a database at a newer version than this build knows is refused.
  *
  * Atomicity: create is `INSERT … ON CONFLICT DO NOTHING`, update `UPDATE … WHERE name`, consume
  * `DELETE … RETURNING` (of concurrent deletes of one row, the others wait for the first and then
- * find nothing): one statement each, so exactly-once holds across processes.
+ * find nothing): one statement each, so exactly-once holds across processes. putSeal is the same:
+ * create `INSERT … ON CONFLICT DO NOTHING`, replace `UPDATE … WHERE version = expected` (a
+ * concurrent updater waits for the first and then re-checks the version, finding it changed);
+ * the returned row count says who won.
  */
 import postgres from "postgres";
 import {
@@ -30,15 +36,18 @@ import { type Migration, runPostgresMigrations } from "../antislashing/backends/
 import type { Policy } from "../auth/types";
 import type { Logger } from "../observability/log";
 import {
+  checkExpectedVersion,
   checkNow,
+  checkSealBody,
   checkTokenRecord,
   decodePolicy,
+  decodeSeal,
   decodeToken,
   encodePolicy,
   StateSchemaError,
   TokenConflictError,
 } from "./codec";
-import type { SignerStateStore, TokenRecord } from "./store";
+import type { SealSlot, SignerStateStore, TokenRecord } from "./store";
 
 export { PostgresConfigError };
 
@@ -78,6 +87,18 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sigil_state_tokens_by_created ON sigil_state_tokens (created_at, accessor COLLATE "C");
       CREATE INDEX sigil_state_tokens_by_expiry ON sigil_state_tokens (expires_at)
         WHERE expires_at IS NOT NULL;
+    `,
+  },
+  {
+    version: 2,
+    description: "seal record",
+    sql: `
+      CREATE TABLE sigil_state_seal (
+        id         smallint PRIMARY KEY CHECK (id = 1),
+        body       json NOT NULL,
+        version    bigint NOT NULL CHECK (version >= 1),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
     `,
   },
 ];
@@ -230,6 +251,31 @@ class PostgresStateStore implements SignerStateStore {
       RETURNING hash, accessor, kind, policies::text AS policies, cidrs::text AS cidrs,
         created_at, expires_at`;
     return row === undefined ? undefined : tokenOf(row);
+  }
+
+  async getSeal(): Promise<SealSlot | undefined> {
+    this.assertOpen();
+    const [row] = await this.sql<{ body: string; version: string }[]>`
+      SELECT body::text AS body, version FROM sigil_state_seal WHERE id = 1`;
+    return row === undefined ? undefined : decodeSeal(row.body, row.version);
+  }
+
+  async putSeal(body: string, expectedVersion: number | undefined): Promise<boolean> {
+    this.assertOpen();
+    checkSealBody(body);
+    checkExpectedVersion(expectedVersion);
+    const rows =
+      expectedVersion === undefined
+        ? await this.sql`
+            INSERT INTO sigil_state_seal (id, body, version) VALUES (1, ${body}::text::json, 1)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING version`
+        : await this.sql`
+            UPDATE sigil_state_seal
+            SET body = ${body}::text::json, version = version + 1, updated_at = now()
+            WHERE id = 1 AND version = ${expectedVersion}::bigint
+            RETURNING version`;
+    return rows.length === 1;
   }
 
   async ping(): Promise<void> {

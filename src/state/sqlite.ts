@@ -7,6 +7,8 @@
  *   sigil_state_policies (name PRIMARY KEY, rules TEXT = JSON array of rules, created_at, updated_at)
  *   sigil_state_tokens   (hash PRIMARY KEY, accessor UNIQUE, kind, policies TEXT = JSON array,
  *                         cidrs TEXT = JSON array, created_at ms, expires_at ms or NULL)
+ *   sigil_state_seal     (id = 1 PRIMARY KEY: at most one row; body TEXT = the seal record's
+ *                         JSON, exactly as given; version >= 1; updated_at ms)   [migration 2]
  * Only the SHA-256 of a token is stored, never the token.
  *
  * Durability and locking as in the slashing-protection backend: WAL, synchronous = FULL (a
@@ -14,21 +16,27 @@
  * `BEGIN IMMEDIATE` transaction, run synchronously (no await inside), so calls of one process run
  * one after the other and several processes on one file serialise on the write lock.
  * consumeToken is `DELETE … RETURNING` in an immediate transaction: of concurrent consumers
- * exactly one gets the row.
+ * exactly one gets the row. putSeal is one conditional statement (`INSERT … ON CONFLICT DO
+ * NOTHING` to create, `UPDATE … WHERE version = expected` to replace) in an immediate
+ * transaction: the version is compared under the write lock, so of writers holding the same
+ * version exactly one changes it.
  */
 import type { Database } from "bun:sqlite";
 import type { Policy } from "../auth/types";
 import { openDurableSqlite } from "../storage/sqlite";
 import {
+  checkExpectedVersion,
   checkNow,
+  checkSealBody,
   checkTokenRecord,
   decodePolicy,
+  decodeSeal,
   decodeToken,
   encodePolicy,
   StateSchemaError,
   TokenConflictError,
 } from "./codec";
-import type { SignerStateStore, TokenRecord } from "./store";
+import type { SealSlot, SignerStateStore, TokenRecord } from "./store";
 
 export interface SqliteStateOptions {
   /** How long a write waits for another process's lock before failing. Default 5000 ms. */
@@ -62,6 +70,17 @@ const MIGRATIONS: readonly Migration[] = [
        ) STRICT, WITHOUT ROWID`,
       "CREATE INDEX sigil_state_tokens_by_created ON sigil_state_tokens (created_at, accessor)",
       "CREATE INDEX sigil_state_tokens_by_expiry ON sigil_state_tokens (expires_at) WHERE expires_at IS NOT NULL",
+    ],
+  },
+  {
+    version: 2,
+    sql: [
+      `CREATE TABLE sigil_state_seal (
+         id         INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+         body       TEXT NOT NULL CHECK (json_valid(body)),
+         version    INTEGER NOT NULL CHECK (version >= 1),
+         updated_at INTEGER NOT NULL
+       ) STRICT`,
     ],
   },
 ];
@@ -253,6 +272,40 @@ class SqliteStateStore implements SignerStateStore {
       )
       .immediate();
     return row === null ? undefined : tokenOf(row);
+  }
+
+  async getSeal(): Promise<SealSlot | undefined> {
+    this.assertOpen();
+    const row = this.db.query("SELECT body, version FROM sigil_state_seal WHERE id = 1").get() as {
+      body: unknown;
+      version: unknown;
+    } | null;
+    return row === null ? undefined : decodeSeal(row.body, row.version);
+  }
+
+  async putSeal(body: string, expectedVersion: number | undefined): Promise<boolean> {
+    this.assertOpen();
+    checkSealBody(body);
+    checkExpectedVersion(expectedVersion);
+    const now = Date.now();
+    const changes = this.db
+      .transaction(() =>
+        expectedVersion === undefined
+          ? this.db
+              .query(
+                `INSERT INTO sigil_state_seal (id, body, version, updated_at)
+                 VALUES (1, $body, 1, $now) ON CONFLICT (id) DO NOTHING`,
+              )
+              .run({ body, now }).changes
+          : this.db
+              .query(
+                `UPDATE sigil_state_seal SET body = $body, version = version + 1, updated_at = $now
+                 WHERE id = 1 AND version = $expected`,
+              )
+              .run({ body, now, expected: expectedVersion }).changes,
+      )
+      .immediate();
+    return changes === 1;
   }
 
   async ping(): Promise<void> {

@@ -24,6 +24,13 @@ export interface TokenRecord {
   readonly expiresAt?: number;
 }
 
+/** The seal record as stored: JSON text (the seal feature owns its format) and a version. */
+export interface SealSlot {
+  readonly body: string;
+  /** 1 after creation, +1 on every successful putSeal. */
+  readonly version: number;
+}
+
 export interface SignerStateStore {
   readonly backend: "sqlite" | "postgres" | "dynamodb";
 
@@ -50,6 +57,19 @@ export interface SignerStateStore {
    * concurrent calls at most one gets it (one-use setup and registration tokens).
    */
   consumeToken(hash: string): Promise<TokenRecord | undefined>;
+
+  /**
+   * The seal record (DESIGN §8: operators, wrapped shares, check value) as an opaque JSON text,
+   * with its version; undefined while the signer is uninitialized.
+   */
+  getSeal(): Promise<SealSlot | undefined>;
+  /**
+   * Compare-and-set of the seal record. `expectedVersion` undefined: create it, only if none
+   * exists. Otherwise replace it only if its version is still `expectedVersion`. On success the
+   * stored version becomes `(expectedVersion ?? 0) + 1` and true is returned; false means
+   * another writer got there first and nothing changed.
+   */
+  putSeal(body: string, expectedVersion: number | undefined): Promise<boolean>;
 
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -16,8 +16,6 @@ import { TEST_TLS } from "../support/postgres";
 const repoRoot = resolve(import.meta.dir, "../..");
 const MGMT = "mgmt-0123456789abcdef0123456789abcdef";
 const CLIENT_TOKEN_PREFIX = "sgl_client_";
-const SETUP = "setup-fedcba9876543210";
-const NEW_ROOT = "root-new-5555aaaa5555aaaa5555aaaa";
 const KEY = `0x${"a1".repeat(48)}`;
 
 /** Until the group is registered in src/cli/index.ts, the command runs from a one-line entry. */
@@ -119,16 +117,6 @@ class FakeSigner {
   };
 
   #route(method: string, path: string, headers: Headers, body: unknown): Response {
-    if (path === "/api/v1/signer/sys/generate-root" && method === "POST") {
-      if (asObject(body).setup_token !== SETUP)
-        return error(401, "invalid_token", "bad setup token");
-      const accessor = `acc-${this.#next++}`;
-      this.tokens.set(NEW_ROOT, {
-        ...this.#meta(accessor, "management", [], []),
-        expires_at: null,
-      });
-      return json(200, { token: NEW_ROOT, accessor });
-    }
     const auth = headers.get("authorization");
     const token = auth?.startsWith("Bearer ") ? this.tokens.get(auth.slice(7)) : undefined;
     if (!token) return error(401, "unauthorized", "missing or invalid token");
@@ -585,59 +573,6 @@ describe("operator auth token", () => {
   });
 });
 
-describe("operator generate-root-token", () => {
-  test("sends the setup token without Authorization; prints the token once with a warning", async () => {
-    const result = await operator(
-      ["generate-root-token", "--setup-token", "env:SETUP", "--signer-url", url],
-      { SETUP },
-    );
-    expectOk(result);
-    expect(fake.seen).toEqual([
-      {
-        method: "POST",
-        path: "/api/v1/signer/sys/generate-root",
-        authorization: null,
-        contentType: "application/json",
-        body: { setup_token: SETUP },
-      },
-    ]);
-    expect(result.stdout).toBe(`token     ${NEW_ROOT}\naccessor  acc-1\n`);
-    expect(result.stderr).toMatch(/^Store this management token safely/);
-    expect(result.stderr).not.toContain(NEW_ROOT);
-
-    const asJson = await operator([
-      "generate-root-token",
-      `--setup-token=${SETUP}`,
-      "--signer-url",
-      url,
-      "--json",
-    ]);
-    expectOk(asJson);
-    expect(JSON.parse(asJson.stdout)).toEqual({ token: NEW_ROOT, accessor: "acc-2" });
-  });
-
-  test("a wrong setup token is 401; a missing or unset one exits 2", async () => {
-    expectFailure(
-      await operator(["generate-root-token", "--setup-token", "wrong", "--signer-url", url]),
-      "sigil: 401 invalid_token: bad setup token",
-    );
-    expectUsage(
-      await operator(["generate-root-token", "--signer-url", url]),
-      "--setup-token is required",
-    );
-    expectUsage(
-      await operator([
-        "generate-root-token",
-        "--setup-token",
-        "env:NOPE_UNSET",
-        "--signer-url",
-        url,
-      ]),
-      "environment variable NOPE_UNSET is not set",
-    );
-  });
-});
-
 describe("management token", () => {
   test("--token value and env:VAR; missing, unset or invalid is refused", async () => {
     const direct = await operator(["auth", "policy", "list", "--signer-url", url, "--token", MGMT]);
@@ -902,7 +837,10 @@ describe("signer URL and transport", () => {
 describe("command line", () => {
   test("--help at every level, exit 0", async () => {
     const levels: [string[], string[]][] = [
-      [["--help"], ["auth", "generate-root-token"]],
+      [
+        ["--help"],
+        ["auth", "generate-root-token", "init", "register", "unseal", "seal", "rotate", "status"],
+      ],
       [
         ["auth", "--help"],
         ["policy", "token"],
@@ -934,8 +872,23 @@ describe("command line", () => {
       [["auth", "token", "revoke", "--help"], ["--accessor"]],
       [
         ["generate-root-token", "--help"],
-        ["--setup-token", "--client-cert", "--client-key"],
+        ["--credential", "--identity", "--client-cert", "--client-key"],
       ],
+      [
+        ["init", "--help"],
+        ["--setup-token", "--share-wrap", "--threshold"],
+      ],
+      [["register", "--help"], ["--registration-token"]],
+      [
+        ["unseal", "--help"],
+        ["--credential", "--identity"],
+      ],
+      [["seal", "--help"], ["--token"]],
+      [
+        ["rotate", "quorum", "--help"],
+        ["--share-wrap", "--threshold", "--cancel", "--credential"],
+      ],
+      [["status", "--help"], ["--json"]],
     ];
     for (const [args, expected] of levels) {
       const result = await operator(args, { NO_COLOR: "1" });

@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { join, resolve } from "node:path";
+import { ageKeys } from "../support/ceremony";
 import { runSigil, startSigil, TempDir } from "../support/cli";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
@@ -23,9 +24,43 @@ test("CLI round trip: create policy → create token → sign with it → revoke
     expect(setup).not.toBe("");
     const target = ["--signer-url", sigil.url];
 
-    const root = runSigil(
-      ["operator", "generate-root-token", "--setup-token", "env:SETUP", "--json", ...target],
+    // The ceremony with one age-wrapped share, as an operator would run it.
+    const [key] = await ageKeys(1);
+    const identityFile = dir.file("operator.age", `# test identity\n${key?.identity}\n`);
+    const init = runSigil(
+      [
+        "operator",
+        "init",
+        "--setup-token",
+        "env:SETUP",
+        "--share-wrap",
+        `age:${key?.recipient}`,
+        "--threshold",
+        "1",
+        "--json",
+        ...target,
+      ],
       { SETUP: setup },
+    );
+    expect(init.code, init.stderr).toBe(0);
+    const registration = (
+      JSON.parse(init.stdout) as { operators: { registration_token: string }[] }
+    ).operators[0]?.registration_token;
+    const registered = runSigil(
+      ["operator", "register", "--registration-token", "env:REG", "--json", ...target],
+      { REG: registration ?? "" },
+    );
+    expect(registered.code, registered.stderr).toBe(0);
+    const asOperator = {
+      CRED: (JSON.parse(registered.stdout) as { credential: string }).credential,
+    };
+    const withCredential = ["--credential", "env:CRED", "--identity", identityFile, ...target];
+    const unsealed = runSigil(["operator", "unseal", ...withCredential], asOperator);
+    expect(unsealed.code, unsealed.stderr).toBe(0);
+    expect(unsealed.stdout).toContain("unsealed");
+    const root = runSigil(
+      ["operator", "generate-root-token", "--json", ...withCredential],
+      asOperator,
     );
     expect(root.code, root.stderr).toBe(0);
     const management = (JSON.parse(root.stdout) as { token: string }).token;

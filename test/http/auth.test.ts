@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
+import { ageKeys, bootstrapStateful, setupTokenFrom } from "../support/ceremony";
 import { TempDir } from "../support/cli";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
@@ -186,28 +187,18 @@ describe("stateless static_auth", () => {
 });
 
 describe("stateful (signer_state)", () => {
-  test("setup token → management token → policies and tokens; expiry, revocation and policy changes apply at once", async () => {
+  test("ceremony → management token → policies and tokens; expiry, revocation and policy changes apply at once", async () => {
     const s = await start(
       "stateful",
       `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
     );
     try {
-      const setupLine = s.logs
-        .map((l) => JSON.parse(l) as Record<string, string>)
-        .find((r) => r.setup_token);
-      const setup = setupLine?.setup_token ?? "";
-      expect(setup).toStartWith("sgl_");
+      expect(setupTokenFrom(s.logs)).toStartWith("sgl_");
+      // Uninitialized: sealed, whoever asks.
+      expect((await signAs(s.url, K0, {})).status).toBe(503);
+      const { management: root } = await bootstrapStateful(s.url, s.logs);
+      const management = bearer(root);
       expect((await signAs(s.url, K0, {})).status).toBe(401);
-      const root = await call(s.url, "/api/v1/signer/sys/generate-root", {}, "POST", {
-        setup_token: setup,
-      });
-      expect(root.status).toBe(200);
-      const management = bearer(String(root.body.token));
-      // The setup token is single-use.
-      expect(
-        (await call(s.url, "/api/v1/signer/sys/generate-root", {}, "POST", { setup_token: setup }))
-          .status,
-      ).toBe(401);
 
       const policy = {
         name: "vc",
@@ -298,23 +289,19 @@ describe("stateful (signer_state)", () => {
 });
 
 describe("fixes from the security review", () => {
-  test("generate-root only spends setup tokens: a client or management token sent by mistake survives", async () => {
+  test("init on an initialized signer is 409 and spends nothing: the management token sent by mistake survives", async () => {
     const s = await start(
       "review-root",
       `signer_state: {backend: sqlite, path: "${join(dir.path, "review.sqlite")}"}`,
     );
     try {
-      const setup = s.logs
-        .map((l) => JSON.parse(l) as Record<string, string>)
-        .find((r) => r.setup_token)?.setup_token;
-      const root = await call(s.url, "/api/v1/signer/sys/generate-root", {}, "POST", {
-        setup_token: setup,
-      });
-      const management = String(root.body.token);
-      const misuse = await call(s.url, "/api/v1/signer/sys/generate-root", {}, "POST", {
+      const { management } = await bootstrapStateful(s.url, s.logs);
+      const misuse = await call(s.url, "/api/v1/signer/sys/init", {}, "POST", {
         setup_token: management,
+        share_wrap: [`age:${(await ageKeys(1))[0]?.recipient}`],
+        threshold: 1,
       });
-      expect(misuse.status).toBe(401);
+      expect(misuse.status).toBe(409);
       expect((await call(s.url, "/api/v1/signer/auth/policies", bearer(management))).status).toBe(
         200,
       );

@@ -4,11 +4,37 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { hashToken, newToken } from "../../src/auth/tokens";
 import type { Policy, Rule } from "../../src/auth/types";
-import { TokenConflictError } from "../../src/state/codec";
+import { MAX_SEAL_BODY_BYTES, SealBodyError, TokenConflictError } from "../../src/state/codec";
 import type { SignerStateStore, TokenRecord } from "../../src/state/store";
 
 const KEY_A = `0x${"a1".repeat(48)}`;
 const KEY_B = `0x${"b2".repeat(48)}`;
+
+/**
+ * A seal-record-like JSON text of about `bytes` UTF-8 bytes (never more), with non-ASCII text and
+ * deliberate formatting (spacing, key order) that must survive the round trip byte for byte.
+ */
+export function sealBody(tag: string, bytes = 2_000): string {
+  const operator = (i: number) =>
+    `{"id": "operator-${i}",  "wrap": "age:Grüße-東京-🔐", "wrappedShare": "${"QUJD".repeat(40)}"}`;
+  const head = `{ "tag": ${JSON.stringify(tag)},\n  "z": 1, "a": "ü\\u00e9",\n  "operators": [`;
+  const parts: string[] = [];
+  let size = Buffer.byteLength(head) + 4;
+  for (let i = 1; ; i++) {
+    const next = Buffer.byteLength(operator(i)) + 2;
+    if (size + next > bytes && parts.length > 0) break;
+    parts.push(operator(i));
+    size += next;
+  }
+  return `${head}${parts.join(", ")}] }\n`;
+}
+
+/** The body of the one write of a race that returned true (the caller checked there is one). */
+export function winnerOf(bodies: readonly string[], results: readonly boolean[]): string {
+  const winner = bodies[results.indexOf(true)];
+  if (winner === undefined) throw new Error("no writer won the race");
+  return winner;
+}
 
 /** A 64-hex-digit SHA-256, as the store expects (never a token value). */
 export const hashOf = (seed: string): string => createHash("sha256").update(seed).digest("hex");
@@ -339,6 +365,162 @@ export function signerStateConformanceSuite(
         ]);
         expect((consumed === undefined ? 0 : 1) + (revoked ? 1 : 0)).toBe(1);
         expect(await store.listTokens()).toEqual([]);
+      });
+    });
+
+    describe("seal record", () => {
+      test("absent → undefined; a replace of an absent record → false, still absent", async () => {
+        const store = await fresh();
+        expect(await store.getSeal()).toBeUndefined();
+        expect(await store.putSeal(sealBody("x"), 1)).toBe(false);
+        expect(await store.getSeal()).toBeUndefined();
+      });
+
+      test("create → version 1 and the body back byte for byte; create again → false, unchanged", async () => {
+        const store = await fresh();
+        const body = sealBody("first");
+        expect(await store.putSeal(body, undefined)).toBe(true);
+        expect(await store.getSeal()).toStrictEqual({ body, version: 1 });
+        expect(await store.putSeal(sealBody("second"), undefined)).toBe(false);
+        expect(await store.getSeal()).toStrictEqual({ body, version: 1 });
+      });
+
+      test("a ~150 KB body with non-ASCII text round-trips exactly", async () => {
+        const store = await fresh();
+        const body = sealBody("big", 150_000);
+        expect(Buffer.byteLength(body)).toBeGreaterThan(140_000);
+        expect(body).toContain("東京-🔐");
+        expect(await store.putSeal(body, undefined)).toBe(true);
+        const back = await store.getSeal();
+        expect(back?.version).toBe(1);
+        expect(back?.body === body).toBe(true);
+        const replaced = sealBody("big-2", 150_000);
+        expect(await store.putSeal(replaced, 1)).toBe(true);
+        expect((await store.getSeal())?.body === replaced).toBe(true);
+      });
+
+      test("a body of exactly MAX_SEAL_BODY_BYTES is accepted (the limit is the same everywhere)", async () => {
+        const store = await fresh();
+        const body = `"${"é".repeat((MAX_SEAL_BODY_BYTES - 2) / 2)}"`;
+        expect(Buffer.byteLength(body)).toBe(MAX_SEAL_BODY_BYTES);
+        expect(await store.putSeal(body, undefined)).toBe(true);
+        expect((await store.getSeal())?.body === body).toBe(true);
+      });
+
+      test("replace: right version → +1; stale or future version → false, unchanged", async () => {
+        const store = await fresh();
+        const v1 = sealBody("v1");
+        const v2 = sealBody("v2");
+        const v3 = sealBody("v3");
+        await store.putSeal(v1, undefined);
+        expect(await store.putSeal(v2, 1)).toBe(true);
+        expect(await store.getSeal()).toStrictEqual({ body: v2, version: 2 });
+        expect(await store.putSeal(sealBody("stale"), 1)).toBe(false);
+        expect(await store.putSeal(sealBody("future"), 3)).toBe(false);
+        expect(await store.putSeal(sealBody("create"), undefined)).toBe(false);
+        expect(await store.getSeal()).toStrictEqual({ body: v2, version: 2 });
+        expect(await store.putSeal(v3, 2)).toBe(true);
+        expect(await store.getSeal()).toStrictEqual({ body: v3, version: 3 });
+        // The same body again is still a new version.
+        expect(await store.putSeal(v3, 3)).toBe(true);
+        expect(await store.getSeal()).toStrictEqual({ body: v3, version: 4 });
+      });
+
+      test("10 concurrent replaces with the same version: exactly one wins, and its body is stored", async () => {
+        const store = await fresh();
+        await store.putSeal(sealBody("base"), undefined);
+        for (let round = 1; round <= 3; round++) {
+          const bodies = Array.from({ length: 10 }, (_, i) => sealBody(`r${round}-w${i}`));
+          const results = await Promise.all(bodies.map((b) => store.putSeal(b, round)));
+          expect(results.filter(Boolean)).toHaveLength(1);
+          const winner = winnerOf(bodies, results);
+          expect(await store.getSeal()).toStrictEqual({ body: winner, version: round + 1 });
+        }
+      });
+
+      test("10 concurrent creates: exactly one wins, and its body is stored", async () => {
+        const store = await fresh();
+        const bodies = Array.from({ length: 10 }, (_, i) => sealBody(`c${i}`));
+        const results = await Promise.all(bodies.map((b) => store.putSeal(b, undefined)));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await store.getSeal()).toStrictEqual({
+          body: winnerOf(bodies, results),
+          version: 1,
+        });
+      });
+
+      test("oversize and non-JSON bodies are refused before writing; nothing changes", async () => {
+        const store = await fresh();
+        const refused = [
+          `"${"a".repeat(MAX_SEAL_BODY_BYTES - 1)}"`, // one byte over
+          `"${"é".repeat(MAX_SEAL_BODY_BYTES / 2)}"`, // under the limit in characters, over in bytes
+          "",
+          " ",
+          "{",
+          "{a: 1}",
+          "{'a': 1}",
+          "[1,]",
+          "undefined",
+          "NaN",
+          '{"a": 1} trailing',
+          '"\ud800"', // a lone surrogate: JSON.parse takes it, UTF-8 cannot hold it
+          42 as unknown as string,
+        ];
+        for (const body of refused) {
+          await expect(store.putSeal(body, undefined)).rejects.toThrow(SealBodyError);
+        }
+        expect(await store.getSeal()).toBeUndefined();
+        const kept = sealBody("kept");
+        await store.putSeal(kept, undefined);
+        for (const body of refused) {
+          await expect(store.putSeal(body, 1)).rejects.toThrow(SealBodyError);
+        }
+        await expect(store.putSeal(`"${"a".repeat(MAX_SEAL_BODY_BYTES)}"`, 1)).rejects.toThrow(
+          `${MAX_SEAL_BODY_BYTES} bytes`,
+        );
+        await expect(store.putSeal("{", 1)).rejects.toThrow(/not valid JSON/);
+        expect(await store.getSeal()).toStrictEqual({ body: kept, version: 1 });
+      });
+
+      test("an expectedVersion that no record can have is a caller error", async () => {
+        const store = await fresh();
+        await store.putSeal(sealBody("v1"), undefined);
+        for (const version of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+          await expect(store.putSeal(sealBody("bad"), version)).rejects.toThrow(TypeError);
+        }
+        expect((await store.getSeal())?.version).toBe(1);
+      });
+
+      test("the seal record and policies/tokens do not disturb each other", async () => {
+        const store = await fresh();
+        const policy: Policy = { name: "seal", rules: [{ effect: "allow" }] };
+        const token = tokenRecord("seal", { expiresAt: 5 });
+        const management = managementRecord("root", 1_700_000_000_001);
+        await store.createPolicy(policy);
+        await store.createToken(token);
+        const body = sealBody("state");
+        await store.putSeal(body, undefined);
+        await store.createToken(management);
+        expect(await store.listPolicies()).toStrictEqual([policy]);
+        expect(await store.listTokens()).toStrictEqual([token, management]);
+        expect(await store.getPolicy("seal")).toStrictEqual(policy);
+        expect(await store.deleteExpiredTokens(10)).toBe(1);
+        expect(await store.consumeToken(management.hash)).toStrictEqual(management);
+        expect(await store.deletePolicy("seal")).toBe(true);
+        expect(await store.listPolicies()).toEqual([]);
+        expect(await store.listTokens()).toEqual([]);
+        expect(await store.getSeal()).toStrictEqual({ body, version: 1 });
+        expect(await store.putSeal(body, 1)).toBe(true);
+        expect(await store.listPolicies()).toEqual([]);
+        expect(await store.listTokens()).toEqual([]);
+      });
+
+      test("a closed store refuses seal reads and writes", async () => {
+        const store = await fresh();
+        await store.putSeal(sealBody("x"), undefined);
+        await store.close();
+        await expect(store.getSeal()).rejects.toThrow(/closed/);
+        await expect(store.putSeal(sealBody("y"), 1)).rejects.toThrow(/closed/);
       });
     });
 

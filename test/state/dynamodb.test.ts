@@ -1,13 +1,18 @@
 // signer_state in DynamoDB against an in-process dynalite: one server for this file, a fresh
 // table per store.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DeleteItemCommand, PutItemCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  ScanCommand,
+} from "@aws-sdk/client-dynamodb";
 import { newToken } from "../../src/auth/tokens";
-import { StateSchemaError } from "../../src/state/codec";
+import { MAX_SEAL_BODY_BYTES, StateSchemaError } from "../../src/state/codec";
 import { openDynamoState } from "../../src/state/dynamodb";
 import type { SignerStateStore } from "../../src/state/store";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
-import { signerStateConformanceSuite, tokenRecord } from "./conformance";
+import { sealBody, signerStateConformanceSuite, tokenRecord, winnerOf } from "./conformance";
 
 let dynamo: RunningDynamo;
 let tables = 0;
@@ -92,6 +97,59 @@ describe("dynamodb signer_state specifics", () => {
     await store.consumeToken(issued.hash);
     const after = await client.send(new ScanCommand({ TableName: table }));
     expect((after.Items ?? []).map((item) => item.pk?.S)).toEqual(["policy"]);
+  });
+
+  test("two stores (own clients) on one table: the seal CAS holds across them (no lost update)", async () => {
+    const table = await freshTable();
+    const [a, b] = [await openOn(table), await openOn(table)];
+    const bodies = Array.from({ length: 10 }, (_, i) => sealBody(`c${i}`));
+    const created = await Promise.all(
+      bodies.map((body, i) => (i % 2 ? a : b).putSeal(body, undefined)),
+    );
+    expect(created.filter(Boolean)).toHaveLength(1);
+    expect(await b.getSeal()).toStrictEqual({ body: winnerOf(bodies, created), version: 1 });
+    await a.putSeal("[]", 1);
+    const increment = async (store: SignerStateStore, tag: string): Promise<void> => {
+      for (;;) {
+        const slot = await store.getSeal();
+        if (slot === undefined) throw new Error("seal record vanished");
+        const next = JSON.stringify([...(JSON.parse(slot.body) as string[]), tag]);
+        if (await store.putSeal(next, slot.version)) return;
+      }
+    };
+    await Promise.all(Array.from({ length: 12 }, (_, i) => increment(i % 2 ? a : b, `t${i}`)));
+    const final = await a.getSeal();
+    expect(final?.version).toBe(14);
+    expect((JSON.parse(final?.body ?? "[]") as string[]).sort()).toEqual(
+      Array.from({ length: 12 }, (_, i) => `t${i}`).sort(),
+    );
+  });
+
+  test("item layout: the seal record is one item seal/seal, body as given, version a number", async () => {
+    const table = await freshTable();
+    const store = await openOn(table);
+    await store.createPolicy({ name: "p", rules: [] });
+    const body = `"${"x".repeat(MAX_SEAL_BODY_BYTES - 2)}"`;
+    expect(await store.putSeal(body, undefined)).toBe(true);
+    expect(await store.putSeal(body, 1)).toBe(true);
+    const client = dynamo.client();
+    const { Item } = await client.send(
+      new GetItemCommand({
+        TableName: table,
+        Key: { pk: { S: "seal" }, sk: { S: "seal" } },
+        ConsistentRead: true,
+      }),
+    );
+    expect(Item?.body?.S === body).toBe(true);
+    expect(Item?.version).toEqual({ N: "2" });
+    expect(Number(Item?.updated_at?.N)).toBeGreaterThan(0);
+    const { Items = [] } = await client.send(new ScanCommand({ TableName: table }));
+    expect(Items.map((item) => `${item.pk?.S}/${item.sk?.S}`).sort()).toEqual([
+      "policy/p",
+      "seal/seal",
+    ]);
+    expect(await store.listPolicies()).toStrictEqual([{ name: "p", rules: [] }]);
+    expect(await store.listTokens()).toEqual([]);
   });
 
   test("an accessor item left without its token (a crash between writes) is harmless", async () => {

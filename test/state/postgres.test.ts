@@ -12,7 +12,13 @@ import {
 } from "../../src/state/postgres";
 import type { SignerStateStore } from "../../src/state/store";
 import { type PostgresServer, startPostgres } from "../support/postgres";
-import { signerStateConformanceSuite, tokenRecord } from "./conformance";
+import {
+  managementRecord,
+  sealBody,
+  signerStateConformanceSuite,
+  tokenRecord,
+  winnerOf,
+} from "./conformance";
 
 let server: PostgresServer;
 const opened: SignerStateStore[] = [];
@@ -70,13 +76,98 @@ describe("postgres signer_state specifics", () => {
     expect(await a.findToken(record.hash)).toBeUndefined();
   });
 
+  test("two stores on one database: the seal CAS holds across them (no lost update)", async () => {
+    const url = await server.createSchema();
+    const [a, b] = await Promise.all([openAt(url), openAt(url)]);
+    const bodies = Array.from({ length: 10 }, (_, i) => sealBody(`c${i}`));
+    const created = await Promise.all(
+      bodies.map((body, i) => (i % 2 ? a : b).putSeal(body, undefined)),
+    );
+    expect(created.filter(Boolean)).toHaveLength(1);
+    expect(await b.getSeal()).toStrictEqual({ body: winnerOf(bodies, created), version: 1 });
+    await a.putSeal("[]", 1);
+    const increment = async (store: SignerStateStore, tag: string): Promise<void> => {
+      for (;;) {
+        const slot = await store.getSeal();
+        if (slot === undefined) throw new Error("seal record vanished");
+        const next = JSON.stringify([...(JSON.parse(slot.body) as string[]), tag]);
+        if (await store.putSeal(next, slot.version)) return;
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, (_, i) => increment(i % 2 ? a : b, `t${i}`)));
+    const final = await a.getSeal();
+    expect(final?.version).toBe(18);
+    expect((JSON.parse(final?.body ?? "[]") as string[]).sort()).toEqual(
+      Array.from({ length: 16 }, (_, i) => `t${i}`).sort(),
+    );
+  });
+
   test("stores opening together on an empty schema migrate once", async () => {
     const url = await server.createSchema();
     const stores = await Promise.all(Array.from({ length: 5 }, () => openAt(url, 1)));
     const sql = admin(url);
-    const rows = await sql`SELECT version FROM sigil_state_schema_version`;
-    expect(rows.map((r) => r.version)).toEqual([POSTGRES_STATE_SCHEMA_VERSION]);
+    const rows = await sql`SELECT version FROM sigil_state_schema_version ORDER BY version`;
+    expect(rows.map((r) => r.version)).toEqual(
+      Array.from({ length: POSTGRES_STATE_SCHEMA_VERSION }, (_, i) => i + 1),
+    );
     await Promise.all(stores.map((s) => s.ping()));
+  });
+
+  test("a schema at version 1 is upgraded in place, keeping policies and tokens", async () => {
+    const url = await server.createSchema();
+    const sql = admin(url);
+    // The released version 1 schema, frozen here as it shipped (never derive it from the code).
+    await sql.unsafe(`
+      CREATE TABLE sigil_state_schema_version (
+        version integer PRIMARY KEY,
+        description text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE sigil_state_policies (
+        name       text PRIMARY KEY CHECK (name <> ''),
+        rules      jsonb NOT NULL CHECK (jsonb_typeof(rules) = 'array'),
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE sigil_state_tokens (
+        hash       text PRIMARY KEY CHECK (hash ~ '^[0-9a-f]{64}$'),
+        accessor   text NOT NULL UNIQUE CHECK (accessor <> ''),
+        kind       text NOT NULL CHECK (kind IN ('management', 'client', 'setup')),
+        policies   jsonb NOT NULL CHECK (jsonb_typeof(policies) = 'array'),
+        cidrs      jsonb NOT NULL CHECK (jsonb_typeof(cidrs) = 'array'),
+        created_at bigint NOT NULL,
+        expires_at bigint
+      );
+      CREATE INDEX sigil_state_tokens_by_created ON sigil_state_tokens (created_at, accessor COLLATE "C");
+      CREATE INDEX sigil_state_tokens_by_expiry ON sigil_state_tokens (expires_at)
+        WHERE expires_at IS NOT NULL;
+      INSERT INTO sigil_state_schema_version (version, description) VALUES (1, 'policies and tokens');
+      INSERT INTO sigil_state_policies (name, rules)
+        VALUES ('signers', '[{"effect":"allow","scopes":["sign"]}]');
+    `);
+    const client = tokenRecord("old-client");
+    const root = managementRecord("old-root", 1);
+    for (const t of [client, root]) {
+      await sql`
+        INSERT INTO sigil_state_tokens (hash, accessor, kind, policies, cidrs, created_at, expires_at)
+        VALUES (${t.hash}, ${t.accessor}, ${t.kind}, ${JSON.stringify(t.policies)}::text::jsonb,
+                ${JSON.stringify(t.cidrs)}::text::jsonb, ${t.createdAt}::bigint,
+                ${t.expiresAt ?? null}::bigint)`;
+    }
+    const store = await openAt(url, 1);
+    expect(await store.listTokens()).toStrictEqual([root, client]);
+    expect(await store.listPolicies()).toStrictEqual([
+      { name: "signers", rules: [{ effect: "allow", scopes: ["sign"] }] },
+    ]);
+    expect(await store.getSeal()).toBeUndefined();
+    const body = sealBody("after-upgrade");
+    expect(await store.putSeal(body, undefined)).toBe(true);
+    const versions = await sql`SELECT version FROM sigil_state_schema_version ORDER BY version`;
+    expect(versions.map((r) => r.version)).toEqual([1, 2]);
+    expect(POSTGRES_STATE_SCHEMA_VERSION).toBe(2);
+    const reopened = await openAt(url, 1);
+    expect(await reopened.getSeal()).toStrictEqual({ body, version: 1 });
+    expect(await reopened.findToken(client.hash)).toStrictEqual(client);
   });
 
   test("shares a schema with slashing protection; the tables hold hashes, never tokens", async () => {
@@ -95,6 +186,7 @@ describe("postgres signer_state specifics", () => {
       expect(tables.map((t) => t.table_name)).toEqual([
         "sigil_state_policies",
         "sigil_state_schema_version",
+        "sigil_state_seal",
         "sigil_state_tokens",
       ]);
       const dump = JSON.stringify(await sql`SELECT * FROM sigil_state_tokens`);
@@ -108,7 +200,8 @@ describe("postgres signer_state specifics", () => {
   test("a database from a newer sigil is refused", async () => {
     const url = await server.createSchema();
     await (await openPostgresState({ url, poolSize: 1, forceIpv4: false })).close();
-    await admin(url)`UPDATE sigil_state_schema_version SET version = 999`;
+    await admin(url)`
+      INSERT INTO sigil_state_schema_version (version, description) VALUES (999, 'from the future')`;
     await expect(openPostgresState({ url, poolSize: 1, forceIpv4: false })).rejects.toThrow(
       StateSchemaError,
     );

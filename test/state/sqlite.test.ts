@@ -1,13 +1,20 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
 import { newToken } from "../../src/auth/tokens";
 import { StateSchemaError } from "../../src/state/codec";
 import { openSqliteState, SQLITE_STATE_SCHEMA_VERSION } from "../../src/state/sqlite";
+import type { SignerStateStore } from "../../src/state/store";
 import { TempDir } from "../support/cli";
-import { managementRecord, signerStateConformanceSuite, tokenRecord } from "./conformance";
+import {
+  managementRecord,
+  sealBody,
+  signerStateConformanceSuite,
+  tokenRecord,
+  winnerOf,
+} from "./conformance";
 
 const dir = new TempDir();
 let counter = 0;
@@ -82,6 +89,170 @@ describe("sqlite signer_state specifics", () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  test("two stores on one file: the seal CAS holds across them (no lost update)", async () => {
+    const path = freshPath();
+    const a = await openSqliteState(path);
+    const b = await openSqliteState(path);
+    try {
+      expect(await a.putSeal("[]", undefined)).toBe(true);
+      expect(await b.putSeal("[]", undefined)).toBe(false);
+      expect(await b.getSeal()).toStrictEqual({ body: "[]", version: 1 });
+      // Same expected version from both stores at once: exactly one wins.
+      const bodies = Array.from({ length: 10 }, (_, i) => sealBody(`w${i}`));
+      const results = await Promise.all(bodies.map((body, i) => (i % 2 ? a : b).putSeal(body, 1)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect(await a.getSeal()).toStrictEqual({ body: winnerOf(bodies, results), version: 2 });
+      // Read-modify-write loops interleaved across both stores: every increment lands once.
+      await a.putSeal("[]", 2);
+      const increment = async (store: SignerStateStore, tag: string): Promise<void> => {
+        for (;;) {
+          const slot = await store.getSeal();
+          if (slot === undefined) throw new Error("seal record vanished");
+          const next = JSON.stringify([...(JSON.parse(slot.body) as string[]), tag]);
+          if (await store.putSeal(next, slot.version)) return;
+        }
+      };
+      await Promise.all(Array.from({ length: 20 }, (_, i) => increment(i % 2 ? a : b, `t${i}`)));
+      const final = await b.getSeal();
+      expect(final?.version).toBe(23);
+      expect((JSON.parse(final?.body ?? "[]") as string[]).sort()).toEqual(
+        Array.from({ length: 20 }, (_, i) => `t${i}`).sort(),
+      );
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  test("several processes on one file: the seal CAS holds across them (no lost update)", async () => {
+    const path = freshPath();
+    const setup = await openSqliteState(path);
+    await setup.putSeal("[]", undefined);
+    await setup.close();
+    const go = join(dir.path, `go-${counter}`);
+    // Each process waits for `go` (so that they run together), then appends its tag `rounds`
+    // times with a read-modify-CAS loop; a lost update would drop a tag.
+    const script = dir.file(
+      `seal-writer-${counter}.ts`,
+      `import { existsSync } from "node:fs";
+       import { openSqliteState } from ${JSON.stringify(resolve("src/state/sqlite.ts"))};
+       const [path, go, tag, rounds] = process.argv.slice(2);
+       const store = await openSqliteState(path, { busyTimeoutMs: 30000 });
+       while (!existsSync(go)) await Bun.sleep(5);
+       for (let i = 0; i < Number(rounds); i++) {
+         for (;;) {
+           const slot = await store.getSeal();
+           const next = JSON.stringify([...JSON.parse(slot.body), tag + "-" + i]);
+           if (await store.putSeal(next, slot.version)) break;
+           await Bun.sleep(Math.random() * 3);
+         }
+       }
+       await store.close();`,
+    );
+    const processes = 4;
+    const rounds = 15;
+    const children = Array.from({ length: processes }, (_, p) =>
+      Bun.spawn([process.execPath, script, path, go, `p${p}`, String(rounds)], {
+        stdout: "ignore",
+        stderr: "pipe",
+      }),
+    );
+    await Bun.sleep(300);
+    dir.file(`go-${counter}`, "");
+    const codes = await Promise.all(children.map((c) => c.exited));
+    const errors = await Promise.all(children.map((c) => new Response(c.stderr).text()));
+    expect(errors.filter((e) => e.trim() !== "")).toEqual([]);
+    expect(codes).toEqual(Array(processes).fill(0));
+    const store = await openSqliteState(path);
+    try {
+      const slot = await store.getSeal();
+      expect(slot?.version).toBe(1 + processes * rounds);
+      const tags = JSON.parse(slot?.body ?? "[]") as string[];
+      expect(tags).toHaveLength(processes * rounds);
+      expect(new Set(tags).size).toBe(processes * rounds);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
+  test("a file of schema version 1 is upgraded in place, keeping policies and tokens", async () => {
+    const path = freshPath();
+    // The released version 1 schema, frozen here as it shipped (never derive it from the code).
+    const v1 = new Database(path, { create: true, strict: true });
+    v1.run("PRAGMA journal_mode = WAL");
+    v1.run("CREATE TABLE sigil_state_schema_version (version INTEGER NOT NULL)");
+    v1.run(`CREATE TABLE sigil_state_policies (
+         name       TEXT PRIMARY KEY NOT NULL CHECK (name <> ''),
+         rules      TEXT NOT NULL CHECK (json_valid(rules) AND json_type(rules) = 'array'),
+         created_at INTEGER NOT NULL,
+         updated_at INTEGER NOT NULL
+       ) STRICT, WITHOUT ROWID`);
+    v1.run(`CREATE TABLE sigil_state_tokens (
+         hash       TEXT PRIMARY KEY NOT NULL CHECK (length(hash) = 64),
+         accessor   TEXT NOT NULL UNIQUE CHECK (accessor <> ''),
+         kind       TEXT NOT NULL CHECK (kind IN ('management', 'client', 'setup')),
+         policies   TEXT NOT NULL CHECK (json_valid(policies) AND json_type(policies) = 'array'),
+         cidrs      TEXT NOT NULL CHECK (json_valid(cidrs) AND json_type(cidrs) = 'array'),
+         created_at INTEGER NOT NULL,
+         expires_at INTEGER
+       ) STRICT, WITHOUT ROWID`);
+    v1.run(
+      "CREATE INDEX sigil_state_tokens_by_created ON sigil_state_tokens (created_at, accessor)",
+    );
+    v1.run(
+      "CREATE INDEX sigil_state_tokens_by_expiry ON sigil_state_tokens (expires_at) WHERE expires_at IS NOT NULL",
+    );
+    v1.run("INSERT INTO sigil_state_schema_version (version) VALUES (1)");
+    const client = tokenRecord("old-client");
+    const root = managementRecord("old-root", 1);
+    v1.run(
+      `INSERT INTO sigil_state_policies VALUES ('signers', '[{"effect":"allow","scopes":["sign"]}]', 1, 1)`,
+    );
+    const insert = v1.query(
+      "INSERT INTO sigil_state_tokens VALUES ($hash, $accessor, $kind, $policies, $cidrs, $created, $expires)",
+    );
+    for (const t of [client, root]) {
+      insert.run({
+        hash: t.hash,
+        accessor: t.accessor,
+        kind: t.kind,
+        policies: JSON.stringify(t.policies),
+        cidrs: JSON.stringify(t.cidrs),
+        created: t.createdAt,
+        expires: t.expiresAt ?? null,
+      });
+    }
+    v1.close();
+
+    const store = await openSqliteState(path);
+    try {
+      expect(await store.listTokens()).toStrictEqual([root, client]);
+      expect(await store.listPolicies()).toStrictEqual([
+        { name: "signers", rules: [{ effect: "allow", scopes: ["sign"] }] },
+      ]);
+      expect(await store.getSeal()).toBeUndefined();
+      expect(await store.putSeal(sealBody("after-upgrade"), undefined)).toBe(true);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.query("SELECT version FROM sigil_state_schema_version").all()).toEqual([
+        { version: SQLITE_STATE_SCHEMA_VERSION },
+      ]);
+      expect(SQLITE_STATE_SCHEMA_VERSION).toBe(2);
+    } finally {
+      db.close();
+    }
+    const reopened = await openSqliteState(path);
+    try {
+      expect((await reopened.getSeal())?.version).toBe(1);
+      expect(await reopened.findToken(client.hash)).toStrictEqual(client);
+    } finally {
+      await reopened.close();
     }
   });
 

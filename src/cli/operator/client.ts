@@ -242,10 +242,13 @@ function oneLine(text: string): string {
 }
 
 /**
- * A client from the connection flags, or exit 2 naming the bad flag. The token is read only when
- * `withToken` (generate-root-token has none).
+ * A client from the connection flags, or exit 2 naming the bad flag. The bearer is the management
+ * token (`true`/"token"), an operator credential ("credential"), or none (`false`).
  */
-export function clientFromFlags(values: FlagValues, withToken: boolean): SignerClient {
+export function clientFromFlags(
+  values: FlagValues,
+  withToken: boolean | "token" | "credential",
+): SignerClient {
   const check = checkSignerUrl(
     stringFlag(values, "signer-url") ?? DEFAULT_SIGNER_URL,
     booleanFlag(values, "allow-plaintext-signer"),
@@ -266,7 +269,8 @@ export function clientFromFlags(values: FlagValues, withToken: boolean): SignerC
         ...(keyFile !== undefined ? { key: readFlagFile("client-key", keyFile) } : {}),
       }
     : undefined;
-  const token = withToken ? secretFlag(values, "token") : undefined;
+  const tokenFlag = withToken === true ? "token" : withToken;
+  const token = tokenFlag ? secretFlag(values, tokenFlag) : undefined;
   return new SignerClient({ url: check.url, token, tls });
 }
 

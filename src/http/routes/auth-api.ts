@@ -44,6 +44,5 @@ export function authApiRoutes(admin: AuthAdminService, authenticate: Authenticat
       await asManager(request);
       await admin.revokeToken(pathParam(params.accessor, "accessor"));
       return new Response(null, { status: 204 });
-    })
-    .post("/api/v1/signer/sys/generate-root", ({ body }) => admin.generateRootToken(body));
+    });
 }

@@ -5,15 +5,15 @@ import type { Authenticate } from "../access";
 export interface SignerStatus {
   version: string;
   auth_mode: string;
-  /** "unsealed" until the seal lifecycle exists: keys are always usable. */
+  /** uninitialized, sealed, partial_unseal or unsealed; always unsealed without signer_state. */
   seal_state: string;
   keys: Record<string, number>;
 }
 
 /** GET /api/v1/signer/status (scope signer_status): what monitoring wants to know. */
-export function statusRoutes(status: () => SignerStatus, authenticate: Authenticate) {
+export function statusRoutes(status: () => Promise<SignerStatus>, authenticate: Authenticate) {
   return new Elysia().get("/api/v1/signer/status", async ({ request }) => {
     authorize(await authenticate(request), { scope: "signer_status" });
-    return status();
+    return await status();
   });
 }

@@ -1,0 +1,158 @@
+import { defineCommand } from "citty";
+import { call, clientFromFlags, connectionArgs, jsonArgs, tokenArgs } from "./client";
+import { booleanFlag, listFlag, parseFlags, secretFlag, stringFlag } from "./flags";
+import { asRecord, formatFields, formatTable, note, printJson, printText, text } from "./output";
+import { integerFlag, printRegistrations } from "./quorum";
+
+const SYS = "/api/v1/signer/sys";
+
+const initArgs = {
+  "setup-token": {
+    type: "string",
+    valueHint: "value|env:VAR",
+    description:
+      "The one-time setup token from the signer's first start-up log, or env:VAR (required)",
+  },
+  "share-wrap": {
+    type: "string",
+    valueHint: "awskms:ARN|age:RECIPIENT,…",
+    description:
+      "One wrapping key per operator, comma-separated (default: key_sources.cloud_kv.kms_key_arns)",
+  },
+  threshold: {
+    type: "string",
+    valueHint: "n",
+    description: "Shares needed to unseal (default: key_sources.cloud_kv.kms_threshold)",
+  },
+  ...connectionArgs,
+  ...jsonArgs,
+} as const;
+
+export const initCommand = defineCommand({
+  meta: {
+    name: "init",
+    description: "Initialize the signer: split the master key to the operators",
+  },
+  args: initArgs,
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, initArgs);
+    const setupToken = secretFlag(values, "setup-token");
+    const wrap = stringFlag(values, "share-wrap");
+    const threshold = stringFlag(values, "threshold");
+    const client = clientFromFlags(values, false);
+    const { body } = await call(client, "POST", `${SYS}/init`, {
+      auth: false,
+      body: {
+        setup_token: setupToken,
+        ...(wrap === undefined ? {} : { share_wrap: listFlag(wrap) }),
+        ...(threshold === undefined ? {} : { threshold: integerFlag("threshold", threshold) }),
+      },
+    });
+    if (booleanFlag(values, "json")) printJson(body);
+    else printRegistrations(asRecord(body));
+    note(
+      "Initialized and sealed. Hand each registration token to its operator over a private channel: each works once (sigil operator register). Nobody can unseal until enough operators have registered.",
+    );
+  },
+});
+
+const registerArgs = {
+  "registration-token": {
+    type: "string",
+    valueHint: "value|env:VAR",
+    description:
+      "Your one-time registration token from init or rotate quorum, or env:VAR (required)",
+  },
+  ...connectionArgs,
+  ...jsonArgs,
+} as const;
+
+export const registerCommand = defineCommand({
+  meta: {
+    name: "register",
+    description: "Trade your registration token for your operator credential",
+  },
+  args: registerArgs,
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, registerArgs);
+    const token = secretFlag(values, "registration-token");
+    const client = clientFromFlags(values, false);
+    const { body } = await call(client, "POST", `${SYS}/register`, {
+      auth: false,
+      body: { registration_token: token },
+    });
+    const result = asRecord(body);
+    if (booleanFlag(values, "json")) printJson(body);
+    else
+      printText(
+        formatFields([
+          ["operator", text(result.operator)],
+          ["share_wrap", text(result.share_wrap)],
+          ["credential", text(result.credential)],
+        ]),
+      );
+    note(
+      "Store this operator credential safely now: it is shown only once. With it and your wrapping key (KMS access or age identity) you unseal: sigil operator unseal --credential env:VAR.",
+    );
+  },
+});
+
+const sealArgs = { ...tokenArgs, ...connectionArgs } as const;
+
+export const sealCommand = defineCommand({
+  meta: { name: "seal", description: "Seal the signer now: wipes the master key; signing stops" },
+  args: sealArgs,
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, sealArgs);
+    await call(clientFromFlags(values, "token"), "POST", `${SYS}/seal`, { body: {} });
+    printText("state  sealed");
+  },
+});
+
+const statusArgs = { ...connectionArgs, ...jsonArgs } as const;
+
+export const statusCommand = defineCommand({
+  meta: {
+    name: "status",
+    description: "Show the seal state, the operators and any quorum in progress",
+  },
+  args: statusArgs,
+  async run({ rawArgs }) {
+    const values = parseFlags(rawArgs, statusArgs);
+    const { body } = await call(clientFromFlags(values, false), "GET", `${SYS}/seal-status`, {
+      auth: false,
+    });
+    if (booleanFlag(values, "json")) return printJson(body);
+    const status = asRecord(body);
+    printText(
+      formatFields([
+        ["state", text(status.state)],
+        ["seal_id", text(status.seal_id)],
+        ["threshold", text(status.threshold)],
+      ]),
+    );
+    const operators = Array.isArray(status.operators) ? status.operators.map(asRecord) : [];
+    if (operators.length > 0) {
+      printText(
+        formatTable(
+          ["OPERATOR", "SHARE_WRAP", "REGISTERED"],
+          operators.map((op) => [text(op.id), text(op.share_wrap), op.registered ? "yes" : "no"]),
+        ),
+      );
+    }
+    const progress = Array.isArray(status.progress) ? status.progress.map(asRecord) : [];
+    if (progress.length > 0) {
+      printText(
+        formatTable(
+          ["OPERATION", "SUBMITTED", "BY", "EXPIRES_AT"],
+          progress.map((p) => [
+            text(p.operation),
+            `${text(p.submitted)} of ${text(p.threshold)}`,
+            text(p.submitted_by),
+            text(p.expires_at, "never"),
+          ]),
+        ),
+      );
+    }
+  },
+});
