@@ -51,6 +51,29 @@ export function runSigil(
   };
 }
 
+/**
+ * runSigil without blocking the test process: needed when the command talks to a server that
+ * lives in this process (a KMS-protocol test server, say), which spawnSync would starve.
+ */
+export async function runSigilAsync(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<CliResult> {
+  const proc = Bun.spawn(sigilCommand(args), {
+    env: cleanEnv(env),
+    cwd: repoRoot,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
 export class TempDir {
   readonly path = mkdtempSync(join(tmpdir(), "sigil-test-"));
   file(name: string, content: string): string {
