@@ -54,9 +54,21 @@ export async function loadConfiguredKeys(
 }
 
 /** Web3Signer's convention: the key check is DOWN when any configured key failed to load. */
-export function keysHealth(summary: KeyLoadSummary, store: KeyStore): CheckResult {
+export function keysHealth(
+  summary: KeyLoadSummary,
+  store: KeyStore,
+  cloudKvFailures?: readonly string[],
+): CheckResult {
+  const cloudKv: Record<string, number> =
+    cloudKvFailures === undefined
+      ? {}
+      : { cloud_kv_loaded: store.count("cloud_kv"), cloud_kv_failed: cloudKvFailures.length };
   return {
-    status: summary.failed > 0 ? "DOWN" : "UP",
-    data: { filesystem_loaded: store.count("filesystem"), filesystem_failed: summary.failed },
+    status: summary.failed > 0 || (cloudKvFailures?.length ?? 0) > 0 ? "DOWN" : "UP",
+    data: {
+      filesystem_loaded: store.count("filesystem"),
+      filesystem_failed: summary.failed,
+      ...cloudKv,
+    },
   };
 }

@@ -13,7 +13,7 @@ export interface MetricsWiring {
   canaryCounter: CanaryCounter;
   /** Called for every error response; counts auth denials. */
   onErrorCode(code: string): void;
-  recordKeyLoadFailures(reasons: readonly string[]): void;
+  recordKeyLoadFailures(reasons: readonly string[], source?: "filesystem" | "cloud_kv"): void;
   readonly url: string;
   stop(): Promise<void>;
 }
@@ -33,6 +33,7 @@ export function wireMetrics(
   );
   metrics.labelledGauge("signer_keys_loaded", "Keys loaded, by source.", "source", () => ({
     filesystem: deps.keys.count("filesystem"),
+    cloud_kv: deps.keys.count("cloud_kv"),
   }));
   // 0 sealed (or uninitialized), 1 unsealed; a signer without signer_state is always unsealed.
   metrics.gauge(
@@ -85,9 +86,9 @@ export function wireMetrics(
     onErrorCode(code) {
       if (AUTH_DENIALS.has(code)) metrics.authDenied.inc({ reason: code });
     },
-    recordKeyLoadFailures(reasons) {
+    recordKeyLoadFailures(reasons, source = "filesystem") {
       for (const reason of reasons)
-        metrics.keyLoadFailures.inc({ source: "filesystem", reason: reasonClass(reason) });
+        metrics.keyLoadFailures.inc({ source, reason: reasonClass(reason) });
     },
     url,
     async stop() {
@@ -100,6 +101,8 @@ export function wireMetrics(
 export function reasonClass(reason: string): string {
   const text = reason.toLowerCase();
   if (text.includes("duplicate")) return "duplicate";
+  if (text.includes("decrypt")) return "decrypt_failed";
+  if (text.includes("malformed item")) return "malformed_item";
   if (text.includes("password") || text.includes("checksum")) return "wrong_password";
   if (text.includes("keystore")) return "invalid_keystore";
   if (

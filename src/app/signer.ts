@@ -25,6 +25,7 @@ import { resolveNetwork } from "../signing/network";
 import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
 import { wireAuth } from "./auth";
+import { wireCloudKv } from "./cloud-kv";
 import { wireKeyManager } from "./keymanager";
 import { keysHealth, loadConfiguredKeys } from "./keys";
 import { wireMetrics } from "./metrics";
@@ -111,7 +112,16 @@ async function startWithStore(
     };
   });
 
-  health.register("keys", () => keysHealth(keySummary, keys));
+  const cloudKv = seal
+    ? await wireCloudKv(config, {
+        seal,
+        keys,
+        bls,
+        logger,
+        onFailures: (reasons) => metrics.recordKeyLoadFailures(reasons, "cloud_kv"),
+      })
+    : undefined;
+  health.register("keys", () => keysHealth(keySummary, keys, cloudKv?.lastFailures()));
   // A sealed signer is alive (/upcheck) but not ready: it cannot sign until operators unseal it.
   if (seal) {
     health.register("seal", () => ({
@@ -144,7 +154,7 @@ async function startWithStore(
     version: VERSION,
     auth_mode: auth.authenticator.mode,
     seal_state: seal ? (await seal.status()).state : "unsealed",
-    keys: { filesystem: keys.count("filesystem") },
+    keys: { filesystem: keys.count("filesystem"), cloud_kv: keys.count("cloud_kv") },
   });
   const routes: AnyElysia[] = [
     healthRoutes(health),
@@ -211,6 +221,7 @@ async function startWithStore(
         Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false),
       ]);
       stopPruning();
+      cloudKv?.stop();
       await metrics.stop();
       // Flushes the spans of the last requests (bounded, so a dead collector cannot hold the stop).
       await tracer.shutdown();

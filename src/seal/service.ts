@@ -51,9 +51,12 @@ export interface SealServiceOptions {
   readonly defaults: { readonly shareWrap?: readonly string[]; readonly threshold?: number };
   readonly logger: Logger;
   readonly now?: () => number;
-  /** Told when the master key appears (unseal) and goes (seal); cloud_kv keys follow it. */
-  readonly onUnsealed?: (masterKey: Uint8Array) => Promise<void> | void;
-  readonly onSealed?: () => void;
+}
+
+/** Told when the master key appears (unseal) and goes (seal); cloud_kv keys follow it. */
+export interface SealListener {
+  unsealed(masterKey: Uint8Array): Promise<void> | void;
+  sealed(): void;
 }
 
 export interface RegistrationView {
@@ -99,10 +102,16 @@ export class SealService {
   private readonly timers = new Map<QuorumOperation, ReturnType<typeof setTimeout>>();
   private readonly now: () => number;
   private readonly log: Logger;
+  private listener: SealListener | undefined;
 
   constructor(private readonly options: SealServiceOptions) {
     this.now = options.now ?? Date.now;
     this.log = options.logger;
+  }
+
+  /** The composition root attaches the key sources that need the master key (one listener). */
+  attach(listener: SealListener): void {
+    this.listener = listener;
   }
 
   /** True only while the master key is in memory: the gate of every signing and management route. */
@@ -354,7 +363,7 @@ export class SealService {
   seal(): void {
     if (!this.masterKey) throw new SigilError("sealed", "the signer is already sealed");
     this.wipeAll();
-    this.options.onSealed?.();
+    this.listener?.sealed();
     this.log.warn("sealed: signing and management stop until a quorum of operators unseals");
   }
 
@@ -374,7 +383,7 @@ export class SealService {
       this.masterKey = combined;
       this.log.info("unsealed: quorum reached", { completed_by: operatorId });
       try {
-        await this.options.onUnsealed?.(combined);
+        await this.listener?.unsealed(combined);
       } catch (error) {
         this.log.error("unsealed, but loading the keys that need the master key failed", {
           error: error instanceof Error ? error.message : String(error),
