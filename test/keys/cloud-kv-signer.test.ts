@@ -8,7 +8,7 @@ import { CloudKvTable } from "../../src/keys/cloud-kv/table";
 import { combineShares } from "../../src/seal/shares";
 import { createNobleBackend } from "../../src/signing/bls/noble";
 import { bootstrapStateful, submitShare, sys, unwrapOwnShare } from "../support/ceremony";
-import { startSigil, TempDir } from "../support/cli";
+import { runSigilAsync, startSigil, TempDir } from "../support/cli";
 import { startDynamo } from "../support/dynamodb";
 import { attestationRequest } from "../support/slashing";
 
@@ -115,3 +115,28 @@ test("cloud_kv keys load at unseal, sign, and are dropped on seal; a key that do
     await dynamo.stop();
   }
 }, 120_000);
+
+test("a missing cloud_kv table stops start-up with a one-line reason", async () => {
+  const dynamo = await startDynamo();
+  try {
+    const config = dir.file(
+      "missing-table.yaml",
+      [
+        "server: {listen_address: 127.0.0.1, listen_port: 0}",
+        "key_sources: {cloud_kv: {table: not-there}}",
+        `antislashing: {backend: sqlite, path: "${join(dir.path, "slashing-2.sqlite")}"}`,
+        `signer_state: {backend: sqlite, path: "${join(dir.path, "state-2.sqlite")}"}`,
+      ].join("\n"),
+    );
+    const result = await runSigilAsync(["serve", "-c", config], {
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "AKIDTEST",
+      AWS_SECRET_ACCESS_KEY: "test-secret",
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cannot start: cloud_kv table "not-there" does not exist');
+  } finally {
+    await dynamo.stop();
+  }
+}, 60_000);
