@@ -1,4 +1,10 @@
 import { runMain } from "citty";
 import { rootCommand, withDefaultCommand } from "./cli/index";
 
+// `sigil operator status | head -1`: a closed pipe ends the output, it is not a crash.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  throw error;
+});
+
 await runMain(rootCommand, { rawArgs: withDefaultCommand(process.argv.slice(2)) });

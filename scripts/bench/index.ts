@@ -1,12 +1,14 @@
 // `npm run bench [name…]`: runs the benchmarks, prints a table each and writes JSON to
 // bench-results/. Figures are measurements, never pass/fail assertions.
 import { mkdirSync, writeFileSync } from "node:fs";
+import { cloudKvLoad } from "./cloud-kv-load";
 import { httpBaseline } from "./http-baseline";
 import { keymanagerImport } from "./keymanager-import";
 
 const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   "http-baseline": httpBaseline,
   "keymanager-import": keymanagerImport,
+  "cloud-kv-load": cloudKvLoad,
 };
 
 const wanted = process.argv.slice(2);

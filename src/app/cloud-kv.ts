@@ -1,7 +1,13 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { SlashingStore } from "../antislashing/store";
 import type { Config } from "../config/schema";
+import { GENERATE_PATH, SIGNER_KEYS_PATH } from "../http/routes/signer-keys";
+import { checkBackupRecipients } from "../keys/cloud-kv/backup";
+import { CloudKvKeygen } from "../keys/cloud-kv/keygen";
 import { dropCloudKvKeys, syncCloudKvKeys } from "../keys/cloud-kv/loader";
 import { CloudKvTable } from "../keys/cloud-kv/table";
+import { CloudKvWriter } from "../keys/cloud-kv/writer";
+import type { TableListing } from "../keys/inventory";
 import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
 import type { SealService } from "../seal/service";
@@ -10,6 +16,12 @@ import type { BlsBackend } from "../signing/bls/backend";
 export interface CloudKvWiring {
   /** Failures of the last load or refresh (no secrets), for health and metrics. */
   lastFailures(): readonly string[];
+  /** Every item's pubkey, status and origin, for the inventory. */
+  listTable(): Promise<readonly TableListing[]>;
+  readonly keygen?: CloudKvKeygen;
+  readonly writer?: CloudKvWriter;
+  timeoutMsFor(request: Request): number | undefined;
+  maxBodyBytesFor(request: Request): number | undefined;
   stop(): void;
 }
 
@@ -24,6 +36,7 @@ export async function wireCloudKv(
     seal: SealService;
     keys: KeyStore;
     bls: BlsBackend;
+    slashing: SlashingStore;
     logger: Logger;
     onFailures: (reasons: readonly string[]) => void;
   },
@@ -96,5 +109,52 @@ export async function wireCloudKv(
       log.info("cloud_kv keys dropped from memory", { dropped });
     },
   });
-  return { lastFailures: () => failures, stop: stopRefresh };
+  const masterKey = () => deps.seal.currentMasterKey();
+  const { keygen: keygenSettings, writable } = settings;
+  if (keygenSettings.backup.enabled) checkBackupRecipients(keygenSettings.backup.recipients ?? []);
+  const keygen = keygenSettings.enabled
+    ? new CloudKvKeygen({
+        table,
+        keys: deps.keys,
+        bls: deps.bls,
+        masterKey,
+        maxItemsPerRequest: keygenSettings.max_items_per_request,
+        maxConcurrentKeygen: keygenSettings.max_concurrent_keygen,
+        backupRecipients: keygenSettings.backup.enabled
+          ? keygenSettings.backup.recipients
+          : undefined,
+        logger: log,
+      })
+    : undefined;
+  const writer = writable.enabled
+    ? new CloudKvWriter({
+        table,
+        keys: deps.keys,
+        bls: deps.bls,
+        slashing: deps.slashing,
+        masterKey,
+        maxItemsPerRequest: writable.max_items_per_request,
+        maxConcurrentWrites: writable.max_concurrent_writes,
+        logger: log,
+      })
+    : undefined;
+  const path = (request: Request) => new URL(request.url).pathname;
+  return {
+    lastFailures: () => failures,
+    listTable: () => table.listAll(settings.max_concurrent_reads),
+    keygen,
+    writer,
+    timeoutMsFor: (request) => {
+      if (keygen && path(request) === GENERATE_PATH)
+        return keygenSettings.request_timeout_seconds * 1000;
+      if (writer && path(request) === SIGNER_KEYS_PATH && request.method !== "GET")
+        return writable.request_timeout_seconds * 1000;
+      return undefined;
+    },
+    maxBodyBytesFor: (request) =>
+      writer && path(request) === SIGNER_KEYS_PATH && request.method !== "GET"
+        ? writable.max_request_body_bytes
+        : undefined,
+    stop: stopRefresh,
+  };
 }

@@ -9,14 +9,6 @@ const NOT_YET = "not supported by this version of sigil yet; remove it (see docs
  * when their feature lands.
  */
 const NOT_YET_SUPPORTED: { where: string; configured: (c: Config) => boolean }[] = [
-  {
-    where: "key_sources.cloud_kv.keygen.enabled",
-    configured: (c) => c.key_sources.cloud_kv.keygen.enabled,
-  },
-  {
-    where: "key_sources.cloud_kv.writable.enabled",
-    configured: (c) => c.key_sources.cloud_kv.writable.enabled,
-  },
   { where: "server.seccomp", configured: (c) => c.server.seccomp },
 ];
 

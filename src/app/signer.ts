@@ -10,9 +10,11 @@ import { requestMeta } from "../http/request-meta";
 import { authApiRoutes } from "../http/routes/auth-api";
 import { healthRoutes } from "../http/routes/health";
 import { sealRoutes, servedWhileSealed } from "../http/routes/seal";
+import { signerKeysRoutes } from "../http/routes/signer-keys";
 import { signingRoutes } from "../http/routes/signing";
 import { statusRoutes } from "../http/routes/status";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
+import { KeyInventory } from "../keys/inventory";
 import { KeyStore } from "../keys/key-store";
 import { HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
@@ -117,6 +119,7 @@ async function startWithStore(
         seal,
         keys,
         bls,
+        slashing: store,
         logger,
         onFailures: (reasons) => metrics.recordKeyLoadFailures(reasons, "cloud_kv"),
       })
@@ -161,6 +164,14 @@ async function startWithStore(
     signingRoutes(signing, authenticate, tracer),
     statusRoutes(status, authenticate),
     ...keyManager.routes,
+    signerKeysRoutes(
+      {
+        inventory: new KeyInventory(keys, cloudKv?.listTable),
+        keygen: cloudKv?.keygen,
+        writer: cloudKv?.writer,
+      },
+      authenticate,
+    ),
   ];
   if (auth.admin) routes.push(authApiRoutes(auth.admin, authenticate));
   if (seal) routes.push(sealRoutes(seal, authenticate));
@@ -182,7 +193,8 @@ async function startWithStore(
       }
     },
     routes,
-    maxBodyBytesFor: keyManager.maxBodyBytesFor,
+    maxBodyBytesFor: (request) =>
+      keyManager.maxBodyBytesFor(request) ?? cloudKv?.maxBodyBytesFor(request),
     maxBodyBytes: config.server.max_request_body_bytes,
     logger: logger.child("http"),
   });
@@ -190,7 +202,7 @@ async function startWithStore(
     hostname: config.server.listen_address,
     port: config.server.listen_port,
     requestTimeoutMs: config.server.request_timeout_seconds * 1000,
-    timeoutMsFor: keyManager.timeoutMsFor,
+    timeoutMsFor: (request) => keyManager.timeoutMsFor(request) ?? cloudKv?.timeoutMsFor(request),
     cors: corsPolicy(config.server.cors_allowed_origins),
     logger: logger.child("http"),
     handle: (request) =>

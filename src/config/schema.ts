@@ -143,6 +143,12 @@ const Writable = Type.Object(
     max_concurrent_writes: int(1, 1024, 16, "Parallel write workers."),
     request_timeout_seconds: int(1, 86400, 600, "Timeout of an import request."),
     max_items_per_request: int(1, 100_000, 100, "Keys per import request."),
+    max_request_body_bytes: int(
+      1024,
+      1 << 30,
+      64 << 20,
+      "Body limit of cloud_kv import/delete requests, which may carry slashing history (sigil extension).",
+    ),
   },
   strict,
 );
@@ -154,7 +160,12 @@ const CloudKv = Type.Object(
     key_refresh_interval_minutes: int(0, 10080, 10, "Reload interval; 0 disables refresh."),
     max_concurrent_reads: int(1, 1024, 16, "Scan segments read at once."),
     unseal_timeout_minutes: Type.Optional(
-      int(0, 10080, undefined, "Partial unseal expires after this; 0 never."),
+      int(
+        0,
+        10080,
+        undefined,
+        "A partial unseal (and a pending generate-root or rotate-quorum) expires after this; unset or 0 never.",
+      ),
     ),
     kms_key_arns: Type.Optional(StringList("KMS keys that wrap the unseal shares.")),
     kms_threshold: Type.Optional(int(1, 255, undefined, "Shares needed to unseal.")),

@@ -10,7 +10,8 @@ const KEY_A = `0x${"a".repeat(96)}`;
 const KEY_B = `0x${"B".repeat(48)}${"0".repeat(48)}`;
 const TOKEN_A = "validator-client-token-A1";
 const TOKEN_B = "monitoring-token-B2-0000";
-const ARN = (n: number) => `arn:aws:kms:us-east-1:123456789012:key/0000-${n}`;
+const ARN = (n: number) =>
+  `arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-${String(n).padStart(12, "0")}`;
 const AGE = `age1${"q".repeat(58)}`;
 
 /** The built-in defaults, as loadConfig produces them with no file, env or flags. */
@@ -582,6 +583,20 @@ describe("backends and key sources", () => {
     ]);
     config.key_sources.cloud_kv.keygen.backup.recipients = [AGE];
     expect(validateConfig(config, {})).toEqual([]);
+  });
+
+  test("kms_key_arns get the checks of operator init: an AWS-managed alias or an upper-case key id is refused", () => {
+    const config = configWith((c) => {
+      c.key_sources.cloud_kv.kms_key_arns = [
+        ARN(1),
+        "arn:aws:kms:us-east-1:123456789012:alias/aws/ebs",
+        ARN(2).toUpperCase().replace("ARN:AWS:KMS:US-EAST-1", "arn:aws:kms:us-east-1"),
+      ];
+    });
+    expect(where(validateConfig(config, {}))).toEqual([
+      "key_sources.cloud_kv.kms_key_arns[1]",
+      "key_sources.cloud_kv.kms_key_arns[2]",
+    ]);
   });
 
   test("kms_threshold greater than the number of kms_key_arns", () => {

@@ -2,6 +2,7 @@ import { parseCidr } from "../auth/cidr";
 import { isScope, LEGACY_SCOPES } from "../auth/scopes";
 import { isPubkeyHex } from "../keys/pubkey";
 import { parseLogFilter } from "../observability/log";
+import { parseWrapSpec } from "../seal/wrap/index";
 import { isSigningOperation } from "../signing/operations";
 import { type ConfigProblem, problem } from "./problems";
 import type { Config, LegacyPolicyConfig } from "./schema";
@@ -110,17 +111,14 @@ function checkPostgresUrl(where: string, url: string | undefined, report: Report
   }
 }
 
-const KMS_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)\/.+$/;
 const AGE_RECIPIENT = /^age1[02-9ac-hj-np-z]{58}$/;
 
 function checkCloudKv(config: Config, report: Report) {
   const kv = config.key_sources.cloud_kv;
+  // The same check `sigil operator init` applies to these defaults, so config check and init agree.
   for (const [i, arn] of (kv.kms_key_arns ?? []).entries()) {
-    if (!KMS_ARN.test(arn))
-      report(
-        `key_sources.cloud_kv.kms_key_arns[${i}]`,
-        "not a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/ID)",
-      );
+    const parsed = parseWrapSpec(`awskms:${arn}`);
+    if (!parsed.ok) report(`key_sources.cloud_kv.kms_key_arns[${i}]`, parsed.reason);
   }
   if (
     kv.kms_threshold !== undefined &&

@@ -1,20 +1,22 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { readInterchange, writeInterchange } from "../antislashing/interchange";
-import {
-  NothingToExportError,
-  SlashingImportError,
-  type SlashingStore,
-} from "../antislashing/store";
+import type { SlashingStore } from "../antislashing/store";
 import { type Principal, visibleKeys } from "../auth/authenticator";
-import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
 import type { BlsBackend } from "../signing/bls/backend";
+import {
+  type DeleteStatus,
+  type ImportStatus,
+  type ItemResult,
+  parseDeleteRequest,
+  parseImportRequest,
+} from "./import-request";
 import type { KeyStore } from "./key-store";
-import { decryptKeystore, KeystoreError, keystorePubkey } from "./keystore";
+import { KeyedLock } from "./keyed-lock";
+import { decryptKeystore, keystoreFailureReason, keystorePubkey } from "./keystore";
 import { removeFilesDurably, writeFileAtomic } from "./persist";
-import { isPubkeyHex, normalizePubkey } from "./pubkey";
 import { createSemaphore } from "./semaphore";
+import { exportHistory, importHistory } from "./slashing-history";
 
 export interface KeyManagerDeps {
   keys: KeyStore;
@@ -26,23 +28,10 @@ export interface KeyManagerDeps {
   logger: Logger;
 }
 
-export type ImportStatus = "imported" | "duplicate" | "error";
-export type DeleteStatus = "deleted" | "not_active" | "not_found" | "error";
-export interface ItemResult<S> {
-  status: S;
-  message?: string;
-}
-
-interface ImportRequest {
-  keystores: string[];
-  passwords: string[];
-  slashing_protection?: string;
-}
-
 /** The Ethereum Key Manager API's keystore operations over the key store and slashing database. */
 export class KeyManagerService {
   // Imports and deletes of the same key never interleave.
-  readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #lock = new KeyedLock();
   readonly #decryption = createSemaphore(availableParallelism());
 
   constructor(private readonly deps: KeyManagerDeps) {}
@@ -58,23 +47,14 @@ export class KeyManagerService {
   }
 
   async import(body: unknown): Promise<{ data: ItemResult<ImportStatus>[] }> {
-    const request = this.parseImport(body);
+    const request = parseImportRequest(
+      body,
+      this.deps.maxItemsPerRequest,
+      "key_manager_api.max_items_per_request",
+    );
     // Slashing history first: no key may become active before its history is in the database.
-    if (request.slashing_protection !== undefined) {
-      try {
-        await this.deps.slashing.importInterchange(
-          await readInterchange(request.slashing_protection),
-        );
-      } catch (error) {
-        if (error instanceof SlashingImportError) {
-          throw new SigilError(
-            "invalid_request",
-            `slashing_protection refused, nothing was imported: ${error.message}`,
-          );
-        }
-        throw error;
-      }
-    }
+    if (request.slashing_protection !== undefined)
+      await importHistory(this.deps.slashing, request.slashing_protection);
     const seen = new Set<string>();
     const data = await Promise.all(
       request.keystores.map((text, i) => this.importOne(text, request.passwords[i] ?? "", seen)),
@@ -85,11 +65,15 @@ export class KeyManagerService {
   async delete(
     body: unknown,
   ): Promise<{ data: ItemResult<DeleteStatus>[]; slashing_protection: string }> {
-    const pubkeys = this.parseDelete(body);
+    const pubkeys = parseDeleteRequest(
+      body,
+      this.deps.maxItemsPerRequest,
+      "key_manager_api.max_items_per_request",
+    );
     const data: ItemResult<DeleteStatus>[] = [];
     for (const pubkey of pubkeys)
-      data.push(await this.withLock(pubkey, () => this.deleteOne(pubkey)));
-    const history = await this.exportHistory(pubkeys);
+      data.push(await this.#lock.run(pubkey, () => this.deleteOne(pubkey)));
+    const history = await exportHistory(this.deps.slashing, pubkeys);
     for (const [i, pubkey] of pubkeys.entries()) {
       const item = data[i];
       if (item?.status === "not_found" && history.withRecords.has(pubkey))
@@ -113,7 +97,7 @@ export class KeyManagerService {
     try {
       claimed = keystorePubkey(keystore);
     } catch (error) {
-      return { status: "error", message: reasonOf(error) };
+      return { status: "error", message: keystoreFailureReason(error) };
     }
     if (claimed && (seen.has(claimed) || this.deps.keys.get(claimed)))
       return { status: "duplicate" };
@@ -122,13 +106,13 @@ export class KeyManagerService {
     try {
       secret = await this.#decryption.run(() => decryptKeystore(keystore, password));
     } catch (error) {
-      return { status: "error", message: reasonOf(error) };
+      return { status: "error", message: keystoreFailureReason(error) };
     }
     let key: ReturnType<BlsBackend["importSecretKey"]>;
     try {
       key = this.deps.bls.importSecretKey(secret);
     } catch (error) {
-      return { status: "error", message: reasonOf(error) };
+      return { status: "error", message: keystoreFailureReason(error) };
     } finally {
       secret.fill(0);
     }
@@ -139,14 +123,14 @@ export class KeyManagerService {
     if (!claimed && (seen.has(pubkey) || this.deps.keys.get(pubkey)))
       return { status: "duplicate" };
     seen.add(pubkey);
-    return this.withLock(pubkey, async () => {
+    return this.#lock.run(pubkey, async () => {
       if (this.deps.keys.get(pubkey)) return { status: "duplicate" as const };
       try {
         this.persist(pubkey, text, password);
       } catch (error) {
         this.deps.logger.error("could not write an imported keystore", {
           pubkey,
-          error: reasonOf(error),
+          error: keystoreFailureReason(error),
         });
         return {
           status: "error" as const,
@@ -198,7 +182,7 @@ export class KeyManagerService {
     } catch (error) {
       this.deps.logger.error("could not delete a key descriptor", {
         pubkey,
-        error: reasonOf(error),
+        error: keystoreFailureReason(error),
       });
       return { status: "error", message: "could not delete the key's files; the key stays active" };
     }
@@ -208,114 +192,10 @@ export class KeyManagerService {
     } catch (error) {
       this.deps.logger.warn("key deleted, but its keystore files remain", {
         pubkey,
-        error: reasonOf(error),
+        error: keystoreFailureReason(error),
       });
     }
     this.deps.logger.info("key deleted", { pubkey });
     return { status: "deleted" };
   }
-
-  private async exportHistory(
-    pubkeys: string[],
-  ): Promise<{ interchange: string; withRecords: Set<string> }> {
-    let chunks = "";
-    const withRecords = new Set<string>();
-    try {
-      const source = await this.deps.slashing.exportInterchange(pubkeys);
-      const counted = {
-        metadata: source.metadata,
-        validators: async function* () {
-          for await (const validator of source.validators()) {
-            if (validator.blocks.length > 0 || validator.attestations.length > 0)
-              withRecords.add(validator.pubkey);
-            yield validator;
-          }
-        },
-      };
-      await writeInterchange(counted, (chunk: string) => {
-        chunks += chunk;
-      });
-      return { interchange: chunks, withRecords };
-    } catch (error) {
-      if (!(error instanceof NothingToExportError)) throw error;
-      // Nothing was ever signed or imported, so the history is empty; the root is unknown.
-      const empty = {
-        metadata: {
-          interchange_format_version: "5",
-          genesis_validators_root: `0x${"00".repeat(32)}`,
-        },
-        data: [],
-      };
-      return { interchange: JSON.stringify(empty), withRecords };
-    }
-  }
-
-  private parseImport(body: unknown): ImportRequest {
-    if (typeof body !== "object" || body === null)
-      throw invalid("request body must be a JSON object");
-    const { keystores, passwords, slashing_protection } = body as Record<string, unknown>;
-    if (!isStringArray(keystores))
-      throw invalid("keystores must be an array of keystore JSON strings");
-    if (!isStringArray(passwords)) throw invalid("passwords must be an array of strings");
-    if (keystores.length !== passwords.length) {
-      throw invalid(
-        `keystores (${keystores.length}) and passwords (${passwords.length}) must have the same length`,
-      );
-    }
-    this.checkCount(keystores.length);
-    if (
-      slashing_protection !== undefined &&
-      slashing_protection !== null &&
-      typeof slashing_protection !== "string"
-    ) {
-      throw invalid("slashing_protection must be an EIP-3076 interchange as a JSON string");
-    }
-    return { keystores, passwords, slashing_protection: slashing_protection ?? undefined };
-  }
-
-  private parseDelete(body: unknown): string[] {
-    if (typeof body !== "object" || body === null)
-      throw invalid("request body must be a JSON object");
-    const { pubkeys } = body as Record<string, unknown>;
-    if (!isStringArray(pubkeys)) throw invalid("pubkeys must be an array of public keys");
-    this.checkCount(pubkeys.length);
-    for (const [i, pubkey] of pubkeys.entries()) {
-      if (!isPubkeyHex(pubkey))
-        throw invalid(`pubkeys[${i}] must be 0x followed by 96 hex characters`);
-    }
-    return pubkeys.map(normalizePubkey);
-  }
-
-  private checkCount(count: number): void {
-    if (count > this.deps.maxItemsPerRequest) {
-      throw invalid(
-        `${count} items is more than key_manager_api.max_items_per_request (${this.deps.maxItemsPerRequest})`,
-      );
-    }
-  }
-
-  private async withLock<T>(pubkey: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.#locks.get(pubkey) ?? Promise.resolve();
-    const next = previous.then(task, task);
-    const settled = next.catch(() => {});
-    this.#locks.set(pubkey, settled);
-    try {
-      return await next;
-    } finally {
-      if (this.#locks.get(pubkey) === settled) this.#locks.delete(pubkey);
-    }
-  }
-}
-
-function isStringArray(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((item) => typeof item === "string");
-}
-
-function invalid(message: string): SigilError {
-  return new SigilError("invalid_request", message);
-}
-
-function reasonOf(error: unknown): string {
-  if (error instanceof KeystoreError) return error.reason;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -280,3 +280,9 @@ export function verifyKeystorePubkey(keystore: unknown, derived: Uint8Array): vo
     fail(`keystore pubkey ${stated} does not match the decrypted key's pubkey ${actual}`);
   }
 }
+
+/** A failure as shown to an API client: the keystore's own reason, or the error's message. */
+export function keystoreFailureReason(error: unknown): string {
+  if (error instanceof KeystoreError) return error.reason;
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { captureSink } from "../../test/support/log-capture";
 import {
   createLogger,
   type LogFilter,
@@ -23,7 +24,7 @@ function setup(overrides: Partial<LoggerOptions> & { spec?: string } = {}) {
     filter: filterOf(spec),
     format: "text",
     color: false,
-    sink: { write: (line) => lines.push(line) },
+    sink: captureSink(lines),
     now: () => new Date(TS),
     ...rest,
   };

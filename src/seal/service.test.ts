@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { generateIdentity, identityToRecipient } from "age-encryption";
+import { captureSink } from "../../test/support/log-capture";
 import { SigilError } from "../errors";
 import { createLogger, parseLogFilter } from "../observability/log";
 import { openSqliteState } from "../state/sqlite";
@@ -16,7 +17,7 @@ const logger = createLogger({
   filter: filter.filter,
   format: "json",
   color: false,
-  sink: { write: (l) => lines.push(l) },
+  sink: captureSink(lines),
 });
 const noKms = () => new KMSClient({ region: "us-east-1" });
 

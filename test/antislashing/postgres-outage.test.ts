@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { openPostgresStore } from "../../src/antislashing/backends/postgres";
 import type { SlashingStore } from "../../src/antislashing/store";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
+import { captureSink } from "../support/log-capture";
 import { freePort, type PostgresServer, startPostgres } from "../support/postgres";
 
 const GVR = new Uint8Array(32).fill(0x4b);
@@ -44,7 +45,7 @@ test("sslmode=prefer falls back to plaintext, with a warning", async () => {
   const filter = parseLogFilter("info");
   if (!filter.ok) throw new Error(filter.error);
   const logger = createLogger(
-    { filter: filter.filter, format: "text", color: false, sink: { write: (l) => lines.push(l) } },
+    { filter: filter.filter, format: "text", color: false, sink: captureSink(lines) },
     "antislashing",
   );
   const store = await openPostgresStore({

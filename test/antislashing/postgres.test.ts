@@ -19,6 +19,7 @@ import {
   type SlashingStore,
 } from "../../src/antislashing/store";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
+import { captureSink } from "../support/log-capture";
 import { type PostgresServer, startPostgres } from "../support/postgres";
 import { slashingConformanceSuite } from "./conformance";
 import { interchangeVectorSuite } from "./interchange-vectors";
@@ -123,7 +124,7 @@ function captureLogger() {
   const filter = parseLogFilter("debug");
   if (!filter.ok) throw new Error(filter.error);
   const logger = createLogger(
-    { filter: filter.filter, format: "text", color: false, sink: { write: (l) => lines.push(l) } },
+    { filter: filter.filter, format: "text", color: false, sink: captureSink(lines) },
     "antislashing",
   );
   return { logger, lines };

@@ -13,6 +13,7 @@ import {
   TempDir,
 } from "../support/cli";
 import { startKmsServer } from "../support/kms";
+import { registerTestSecret } from "../support/log-capture";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
@@ -26,6 +27,7 @@ const credentials = ["signer", "alice", "bob", "dave"].map((name) => ({
   accessKeyId: `AKIA${name.toUpperCase().padEnd(16, "X")}`,
   secretAccessKey: `secret-of-${name}-${randomUUID()}`,
 }));
+for (const c of credentials) registerTestSecret(c.secretAccessKey, "AWS secret access key");
 const [signerAws, aliceAws, bobAws, daveAws] = credentials as [
   (typeof credentials)[number],
   (typeof credentials)[number],
@@ -121,6 +123,7 @@ test("init → register → sealed restart → partial unseal expires → unseal
         "init",
       ),
     ) as { operators: { operator: string; registration_token: string }[] };
+    for (const o of init.operators) registerTestSecret(o.registration_token, "registration token");
     expect(init.operators.map((o) => o.operator)).toEqual([
       "operator-1",
       "operator-2",
@@ -159,6 +162,7 @@ test("init → register → sealed restart → partial unseal expires → unseal
     const [aliceCred, bobCred, carolCred] = await Promise.all(
       init.operators.map((o) => register(o.registration_token)),
     );
+    for (const c of [aliceCred, bobCred, carolCred]) registerTestSecret(c, "operator credential");
     const replayRegistration = await operator(["register", "--registration-token", "env:REG"], {
       REG: init.operators[0]?.registration_token ?? "",
     });
@@ -223,6 +227,7 @@ test("init → register → sealed restart → partial unseal expires → unseal
     ) as {
       token: string;
     };
+    registerTestSecret(root.token, "management token");
     const asManager = { MGMT: root.token };
     const manage = ["--token", "env:MGMT"];
 
@@ -254,6 +259,7 @@ test("init → register → sealed restart → partial unseal expires → unseal
         "token",
       ),
     ) as { token: string };
+    registerTestSecret(client.token, "client token");
     const signed = await sign(client.token, 10);
     expect(signed.status).toBe(200);
 
@@ -281,9 +287,12 @@ test("init → register → sealed restart → partial unseal expires → unseal
       operators: { registration_token: string }[];
     };
     expect(rotated.complete).toBe(true);
+    for (const o of rotated.operators)
+      registerTestSecret(o.registration_token, "registration token");
     const [daveCred, erinCred] = await Promise.all(
       rotated.operators.map((o) => register(o.registration_token)),
     );
+    for (const c of [daveCred, erinCred]) registerTestSecret(c, "operator credential");
 
     // Old credentials are refused at once; after a restart the new operators unseal.
     const oldRefused = await operator(["unseal", ...alice], asAlice);

@@ -11,6 +11,7 @@ import { parseRules } from "../../src/cli/operator/auth";
 import { checkSignerUrl, isLoopbackHost } from "../../src/cli/operator/client";
 import { formatTable } from "../../src/cli/operator/output";
 import { type CliResult, cleanEnv, sigilCommand, TempDir } from "../support/cli";
+import { captureProcessOutput } from "../support/log-capture";
 import { TEST_TLS } from "../support/postgres";
 
 const repoRoot = resolve(import.meta.dir, "../..");
@@ -49,6 +50,7 @@ async function operator(
     new Response(proc.stderr).text(),
     proc.exited,
   ]);
+  captureProcessOutput(proc.pid, { stdout, stderr });
   return { code, stdout, stderr };
 }
 

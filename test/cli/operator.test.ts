@@ -2,6 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { join, resolve } from "node:path";
 import { ageKeys } from "../support/ceremony";
 import { runSigil, startSigil, TempDir } from "../support/cli";
+import { registerTestSecret } from "../support/log-capture";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
@@ -46,6 +47,7 @@ test("CLI round trip: create policy → create token → sign with it → revoke
     const registration = (
       JSON.parse(init.stdout) as { operators: { registration_token: string }[] }
     ).operators[0]?.registration_token;
+    registerTestSecret(registration, "registration token");
     const registered = runSigil(
       ["operator", "register", "--registration-token", "env:REG", "--json", ...target],
       { REG: registration ?? "" },
@@ -54,6 +56,7 @@ test("CLI round trip: create policy → create token → sign with it → revoke
     const asOperator = {
       CRED: (JSON.parse(registered.stdout) as { credential: string }).credential,
     };
+    registerTestSecret(asOperator.CRED, "operator credential");
     const withCredential = ["--credential", "env:CRED", "--identity", identityFile, ...target];
     const unsealed = runSigil(["operator", "unseal", ...withCredential], asOperator);
     expect(unsealed.code, unsealed.stderr).toBe(0);
@@ -64,6 +67,7 @@ test("CLI round trip: create policy → create token → sign with it → revoke
     );
     expect(root.code, root.stderr).toBe(0);
     const management = (JSON.parse(root.stdout) as { token: string }).token;
+    registerTestSecret(management, "management token");
     const asManager = { MANAGEMENT_TOKEN: management };
     const withToken = [...target, "--token", "env:MANAGEMENT_TOKEN"];
 
@@ -93,6 +97,7 @@ test("CLI round trip: create policy → create token → sign with it → revoke
     );
     expect(created.code, created.stderr).toBe(0);
     const client = JSON.parse(created.stdout) as { token: string; accessor: string };
+    registerTestSecret(client.token, "client token");
 
     const signed = await fetchSigned(sigil.url, client.token);
     expect(signed).toBe(200);

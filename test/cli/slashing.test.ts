@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runSigil, sigilCommand, TempDir } from "../support/cli";
+import { captureProcessOutput } from "../support/log-capture";
 import { INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
@@ -101,6 +102,10 @@ describe("sigil slashing import|export", () => {
         env: { ...process.env, NO_COLOR: "1" },
       },
     );
+    captureProcessOutput(result.pid, {
+      stdout: result.stdout.toString(),
+      stderr: result.stderr.toString(),
+    });
     expect(result.exitCode).toBe(0);
     expect(result.stderr.toString()).toContain("imported 2 validators");
   });

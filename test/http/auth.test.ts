@@ -6,6 +6,7 @@ import { loadConfig } from "../../src/config/load";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { ageKeys, bootstrapStateful, setupTokenFrom } from "../support/ceremony";
 import { TempDir } from "../support/cli";
+import { captureSink, registerTestSecret } from "../support/log-capture";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
@@ -32,7 +33,7 @@ async function start(name: string, authYaml: string, env: Record<string, string>
     filter: filter.filter,
     format: "json",
     color: false,
-    sink: { write: (l) => logs.push(l) },
+    sink: captureSink(logs),
   });
   const signer = await startSigner(loaded.config, logger, env);
   return { signer, url: `http://127.0.0.1:${signer.http.port}`, port: signer.http.port, logs };
@@ -221,6 +222,7 @@ describe("stateful (signer_state)", () => {
         ttl_seconds: 3600,
       });
       expect(created.status).toBe(201);
+      registerTestSecret(String(created.body.token), "client token");
       const client = bearer(String(created.body.token));
       expect((await signAs(s.url, K0, client)).status).toBe(200);
       expect((await signAs(s.url, K1, client)).status).toBe(403);
@@ -239,6 +241,7 @@ describe("stateful (signer_state)", () => {
         policies: ["vc"],
         ttl_seconds: 1,
       });
+      registerTestSecret(String(shortLived.body.token), "client token");
       await Bun.sleep(1100);
       const expired = await signAs(s.url, K0, bearer(String(shortLived.body.token)));
       expect(expired.status).toBe(401);
@@ -265,6 +268,7 @@ describe("stateful (signer_state)", () => {
         ttl_seconds: 600,
         token_bound_cidrs: ["127.0.0.2/32"],
       });
+      registerTestSecret(String(bound.body.token), "client token");
       const boundHeaders = bearer(String(bound.body.token));
       expect(await fromAddress("127.0.0.2", s.port, "/api/v1/eth2/publicKeys", boundHeaders)).toBe(
         200,

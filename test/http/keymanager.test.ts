@@ -8,6 +8,7 @@ import { loadConfig } from "../../src/config/load";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
+import { captureSink } from "../support/log-capture";
 import { expectValidRequest, expectValidResponse, loadOpenApi } from "../support/openapi";
 import { attestationRequest } from "../support/slashing";
 
@@ -47,7 +48,7 @@ const quiet = (() => {
     filter: filter.filter,
     format: "text",
     color: false,
-    sink: { write: () => {} },
+    sink: captureSink(),
   });
 })();
 

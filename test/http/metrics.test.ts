@@ -5,6 +5,7 @@ import { type RunningSigner, startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { TempDir } from "../support/cli";
+import { captureSink } from "../support/log-capture";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
@@ -40,7 +41,7 @@ beforeAll(async () => {
     filter: filter.filter,
     format: "json",
     color: false,
-    sink: { write: (l) => logs.push(l) },
+    sink: captureSink(logs),
   });
   signer = await startSigner(loaded.config, logger, {});
 });

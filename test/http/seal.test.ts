@@ -15,6 +15,7 @@ import {
   unwrapOwnShare,
 } from "../support/ceremony";
 import { TempDir } from "../support/cli";
+import { captureSink } from "../support/log-capture";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
@@ -40,7 +41,7 @@ beforeAll(async () => {
     filter: filter.filter,
     format: "json",
     color: false,
-    sink: { write: (line) => logs.push(line) },
+    sink: captureSink(logs),
   });
   signer = await startSigner(loaded.config, logger, {});
   url = `http://127.0.0.1:${signer.http.port}`;

@@ -8,6 +8,7 @@ import { type RunningHttpServer, startHttpServer } from "../../src/http/server";
 import { HealthRegistry, type HealthReport } from "../../src/observability/health";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { JobLimiter } from "../../src/signing/limiter";
+import { captureSink } from "../support/log-capture";
 
 const MAX_BODY = 1024;
 const ALLOWED_ORIGIN = "https://dashboard.example";
@@ -53,7 +54,7 @@ function start(options: HarnessOptions = {}): Harness {
     filter: parsed.filter,
     format: "json",
     color: false,
-    sink: { write: (line) => logs.push(line) },
+    sink: captureSink(logs),
   });
   const limiter = new JobLimiter({ maxConcurrent: 2, maxQueued: 1, retryAfterSeconds: 2 });
   const gate = Promise.withResolvers<void>();

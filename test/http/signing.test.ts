@@ -7,6 +7,7 @@ import { loadConfig } from "../../src/config/load";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { createNobleBackend } from "../../src/signing/bls/noble";
 import { TempDir } from "../support/cli";
+import { captureSink } from "../support/log-capture";
 import { bytesToHex, hexToBytes, oracleAttestationRoot } from "../support/oracle";
 
 // The example interop keys; their public keys are published (examples/keys/README.md).
@@ -57,7 +58,7 @@ beforeAll(async () => {
     filter: filter.filter,
     format: "json",
     color: false,
-    sink: { write: (l) => logLines.push(l) },
+    sink: captureSink(logLines),
   });
   signer = await startSigner(loaded.config, logger);
   base = signer.http.url;

@@ -102,6 +102,18 @@ test("cloud_kv keys load at unseal, sign, and are dropped on seal; a key that do
     const hex = (h: string) => new Uint8Array(Buffer.from(h.slice(2), "hex"));
     expect(bls.verify(hex(key), hex(message.signingRoot), hex(signature))).toBe(true);
 
+    // keygen and writable are off: their routes do not exist; the inventory does.
+    const route = (method: string, path: string) =>
+      fetch(`${sigil.url}${path}`, { method, headers, body: method === "GET" ? undefined : "{}" });
+    expect((await route("POST", "/api/v1/signer/keys/generate")).status).toBe(404);
+    expect((await route("POST", "/api/v1/signer/keys")).status).toBe(404);
+    expect((await route("DELETE", "/api/v1/signer/keys")).status).toBe(404);
+    const inventory = (await (await route("GET", "/api/v1/signer/keys")).json()) as {
+      data: { status: string; loaded: boolean }[];
+    };
+    expect(inventory.data.filter((k) => k.loaded)).toHaveLength(19);
+    expect(inventory.data.filter((k) => k.status === "inactive" && !k.loaded)).toHaveLength(1);
+
     // Seal: the cloud_kv keys leave memory with the master key.
     expect((await sys(sigil.url, "POST", "seal", {}, management)).status).toBe(200);
     expect(sigil.stderrText()).toContain("cloud_kv keys dropped from memory");

@@ -10,6 +10,7 @@ import { createLogger, parseLogFilter } from "../../src/observability/log";
 import type { BlsBackend } from "../../src/signing/bls/backend";
 import { loadBlstBackend } from "../../src/signing/bls/select";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
+import { captureSink, registerTestSecret } from "../support/log-capture";
 
 const lines: string[] = [];
 const filter = parseLogFilter("info");
@@ -18,12 +19,13 @@ const logger = createLogger({
   filter: filter.filter,
   format: "json",
   color: false,
-  sink: { write: (l) => lines.push(l) },
+  sink: captureSink(lines),
 });
 
 let dynamo: RunningDynamo;
 let bls: BlsBackend;
 const master = randomBytes(32);
+registerTestSecret(master, "cloud_kv master key");
 
 beforeAll(async () => {
   dynamo = await startDynamo();

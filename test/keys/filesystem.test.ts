@@ -16,6 +16,7 @@ import { createSemaphore } from "../../src/keys/semaphore";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import type { BlsBackend } from "../../src/signing/bls/backend";
 import { createNobleBackend } from "../../src/signing/bls/noble";
+import { captureSink } from "../support/log-capture";
 
 const CURVE_ORDER = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n;
 const VECTORS = join(import.meta.dir, "../vectors/eip2335-keystores");
@@ -218,7 +219,7 @@ function memoryLogger() {
     filter: parsed.filter,
     format: "json",
     color: false,
-    sink: { write: (line) => lines.push(line) },
+    sink: captureSink(lines),
   });
   const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   return { logger, lines, records };

@@ -8,6 +8,7 @@ import { loadConfig } from "../../src/config/load";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { runSigil, TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
+import { captureSink } from "../support/log-capture";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
@@ -65,7 +66,7 @@ test("no test secret ever appears in the logs, answers or CLI output", async () 
     filter: filter.filter,
     format: "json",
     color: false,
-    sink: { write: (l) => output.push(l) },
+    sink: captureSink(output),
   });
   const signer = await startSigner(loaded.config, logger, env);
   const call = async (path: string, init: RequestInit) => {

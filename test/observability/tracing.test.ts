@@ -11,6 +11,7 @@ import { createOtlpTracer } from "../../src/observability/otlp";
 import { createTracer, NOOP_TRACER, type OtlpLoader } from "../../src/observability/tracing";
 import { JobLimiter } from "../../src/signing/limiter";
 import { TempDir } from "../support/cli";
+import { captureSink } from "../support/log-capture";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 // --- A real OTLP/gRPC receiver --------------------------------------------------------------
@@ -155,7 +156,7 @@ async function startTracedSigner(): Promise<RunningSigner> {
     filter: filter.filter,
     format: "json",
     color: false,
-    sink: { write: () => {} },
+    sink: captureSink(),
   });
   return startSigner(loaded.config, logger, {});
 }

@@ -2,6 +2,7 @@
 // with the CLI, done directly, for tests that need an initialized, unsealed stateful signer.
 import { generateIdentity, identityToRecipient } from "age-encryption";
 import { unwrapWithAge } from "../../src/seal/wrap/age";
+import { registerTestSecret } from "./log-capture";
 
 export interface AgeKey {
   readonly identity: string;
@@ -11,7 +12,7 @@ export interface AgeKey {
 export async function ageKeys(count: number): Promise<AgeKey[]> {
   return Promise.all(
     Array.from({ length: count }, async () => {
-      const identity = await generateIdentity();
+      const identity = registerTestSecret(await generateIdentity(), "age identity");
       return { identity, recipient: await identityToRecipient(identity) };
     }),
   );
@@ -70,6 +71,7 @@ export async function initAndRegister(
   });
   if (init.status !== 200) throw new Error(`init: ${init.status} ${JSON.stringify(init.body)}`);
   const registrations = init.body.operators as { operator: string; registration_token: string }[];
+  for (const r of registrations) registerTestSecret(r.registration_token, "registration token");
   return Promise.all(
     registrations.map(async (r, i) => {
       const answer = await sys(url, "POST", "register", {
@@ -78,7 +80,7 @@ export async function initAndRegister(
       if (answer.status !== 200) throw new Error(`register: ${JSON.stringify(answer.body)}`);
       return {
         operator: r.operator,
-        credential: String(answer.body.credential),
+        credential: registerTestSecret(String(answer.body.credential), "operator credential"),
         key: keys[i] as AgeKey,
       };
     }),
@@ -91,6 +93,7 @@ export async function unwrapOwnShare(url: string, operator: RegisteredOperator):
   if (fetched.status !== 200) throw new Error(`share: ${JSON.stringify(fetched.body)}`);
   const wrapped = new Uint8Array(Buffer.from(String(fetched.body.wrapped_share), "base64"));
   const share = await unwrapWithAge([operator.key.identity], wrapped);
+  registerTestSecret(share, "unwrapped key share");
   return Buffer.from(share).toString("base64");
 }
 
@@ -122,5 +125,5 @@ export async function bootstrapStateful(
   if (unsealed.status !== 200) throw new Error(`unseal: ${JSON.stringify(unsealed.body)}`);
   const root = await submitShare(url, "generate-root", operator);
   if (root.status !== 200) throw new Error(`generate-root: ${JSON.stringify(root.body)}`);
-  return { management: String(root.body.token), operator };
+  return { management: registerTestSecret(String(root.body.token), "management token"), operator };
 }

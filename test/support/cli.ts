@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { captureProcessOutput } from "./log-capture";
 
 /**
  * Runs sigil as operators do: a separate process. By default from source with the Bun that runs
@@ -44,11 +45,13 @@ export function runSigil(
   cwd?: string,
 ): CliResult {
   const result = Bun.spawnSync(sigilCommand(args), { env: cleanEnv(env), cwd: cwd ?? repoRoot });
-  return {
+  const output = {
     code: result.exitCode ?? -1,
     stdout: result.stdout.toString(),
     stderr: result.stderr.toString(),
   };
+  captureProcessOutput(result.pid, output);
+  return output;
 }
 
 /**
@@ -71,6 +74,7 @@ export async function runSigilAsync(
     new Response(proc.stderr).text(),
     proc.exited,
   ]);
+  captureProcessOutput(proc.pid, { stdout, stderr });
   return { code, stdout, stderr };
 }
 
@@ -110,6 +114,18 @@ export async function startSigil(
   let stderr = "";
   const reader = proc.stderr.getReader();
   const decoder = new TextDecoder();
+  // Appended as it arrives, so a process that is killed, or outlives the test, still leaves its log.
+  const capture = captureProcessOutput(proc.pid);
+  const onStderr = (value: Uint8Array) => {
+    const text = decoder.decode(value, { stream: true });
+    stderr += text;
+    capture.stderr(text);
+  };
+  void (async () => {
+    const stdoutDecoder = new TextDecoder();
+    for await (const chunk of proc.stdout)
+      capture.stdout(stdoutDecoder.decode(chunk, { stream: true }));
+  })().catch(() => {});
   const url = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`sigil did not start within 15 s:\n${stderr}`)),
@@ -123,7 +139,7 @@ export async function startSigil(
           reject(new Error(`sigil exited before listening:\n${stderr}`));
           return;
         }
-        stderr += decoder.decode(value, { stream: true });
+        onStderr(value);
         const match =
           stderr.match(/sigil listening .*url=(\S+)/) ??
           stderr.match(/"msg":"sigil listening".*?"url":"([^"]+)"/);
@@ -139,7 +155,7 @@ export async function startSigil(
       for (;;) {
         const { done, value } = await reader.read();
         if (done) return;
-        stderr += decoder.decode(value, { stream: true });
+        onStderr(value);
       }
     };
     void pump();

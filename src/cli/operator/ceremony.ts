@@ -1,7 +1,16 @@
 import { defineCommand } from "citty";
 import { call, clientFromFlags, connectionArgs, jsonArgs, tokenArgs } from "./client";
 import { booleanFlag, listFlag, parseFlags, secretFlag, stringFlag } from "./flags";
-import { asRecord, formatFields, formatTable, note, printJson, printText, text } from "./output";
+import {
+  asRecord,
+  formatFields,
+  formatTable,
+  list,
+  note,
+  printJson,
+  printText,
+  text,
+} from "./output";
 import { integerFlag, printRegistrations } from "./quorum";
 
 const SYS = "/api/v1/signer/sys";
@@ -148,7 +157,7 @@ export const statusCommand = defineCommand({
           progress.map((p) => [
             text(p.operation),
             `${text(p.submitted)} of ${text(p.threshold)}`,
-            text(p.submitted_by),
+            list(p.submitted_by, "-"),
             text(p.expires_at, "never"),
           ]),
         ),

@@ -20,7 +20,16 @@ import {
   readFlagFile,
   stringFlag,
 } from "./flags";
-import { asRecord, formatFields, formatTable, note, printJson, printText, text } from "./output";
+import {
+  asRecord,
+  formatFields,
+  formatTable,
+  list,
+  note,
+  printJson,
+  printText,
+  text,
+} from "./output";
 
 const SYS = "/api/v1/signer/sys";
 
@@ -92,7 +101,7 @@ function printProgress(result: Record<string, unknown>): void {
     formatFields([
       ["operation", text(progress.operation)],
       ["submitted", `${text(progress.submitted)} of ${text(progress.threshold)}`],
-      ["submitted_by", text(progress.submitted_by)],
+      ["submitted_by", list(progress.submitted_by, "-")],
       ["expires_at", text(progress.expires_at, "never")],
     ]),
   );

@@ -1,6 +1,7 @@
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
+  DeleteItemCommand,
   DescribeTableCommand,
   type DescribeTableCommandOutput,
   type DynamoDBClient,
@@ -126,6 +127,60 @@ export class CloudKvTable {
       if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
     }
+  }
+
+  /** Deletes a key's item; false when there was none. */
+  async delete(pubkey: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new DeleteItemCommand({
+          TableName: this.name,
+          Key: { pubkey: { S: pubkey } },
+          ConditionExpression: "attribute_exists(pubkey)",
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** Every item's pubkey, status and origin (no ciphertext), for the inventory. */
+  async listAll(maxConcurrentReads: number): Promise<Omit<CloudKvItem, "ciphertext">[]> {
+    const gate = createSemaphore(maxConcurrentReads);
+    const out: Omit<CloudKvItem, "ciphertext">[] = [];
+    const segment = async (index: number) => {
+      let start: Record<string, AttributeValue> | undefined;
+      do {
+        const page = await gate.run(() =>
+          this.client.send(
+            new ScanCommand({
+              TableName: this.name,
+              Segment: index,
+              TotalSegments: SCAN_SEGMENTS,
+              ExclusiveStartKey: start,
+              ProjectionExpression: "pubkey, #status, origin, created_at, updated_at",
+              ExpressionAttributeNames: { "#status": "status" },
+            }),
+          ),
+        );
+        for (const raw of page.Items ?? []) {
+          const pubkey = raw.pubkey?.S;
+          if (!pubkey) continue;
+          out.push({
+            pubkey,
+            status: raw.status?.S ?? "",
+            origin: raw.origin?.S === "generated" ? "generated" : "imported",
+            createdAt: Number(raw.created_at?.N ?? 0),
+            updatedAt: Number(raw.updated_at?.N ?? 0),
+          });
+        }
+        start = page.LastEvaluatedKey;
+      } while (start);
+    };
+    await Promise.all(Array.from({ length: SCAN_SEGMENTS }, (_, i) => segment(i)));
+    return out;
   }
 
   /** Changes a key's status only if it still has `from`; false when it does not (or is gone). */

@@ -1,0 +1,199 @@
+import { availableParallelism } from "node:os";
+import type { SlashingStore } from "../../antislashing/store";
+import { SigilError } from "../../errors";
+import type { Logger } from "../../observability/log";
+import type { BlsBackend, BlsSecretKey } from "../../signing/bls/backend";
+import {
+  type DeleteStatus,
+  type ImportStatus,
+  type ItemResult,
+  parseDeleteRequest,
+  parseImportRequest,
+} from "../import-request";
+import type { KeyStore } from "../key-store";
+import { KeyedLock } from "../keyed-lock";
+import { decryptKeystore, keystoreFailureReason, keystorePubkey } from "../keystore";
+import { createSemaphore } from "../semaphore";
+import { exportHistory, importHistory } from "../slashing-history";
+import { sealSecret } from "./sealed-secret";
+import type { CloudKvTable } from "./table";
+
+export interface CloudKvWriterDeps {
+  readonly table: CloudKvTable;
+  readonly keys: KeyStore;
+  readonly bls: BlsBackend;
+  readonly slashing: SlashingStore;
+  /** The master key while unsealed. */
+  readonly masterKey: () => Uint8Array | undefined;
+  readonly maxItemsPerRequest: number;
+  readonly maxConcurrentWrites: number;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+const LIMIT = "key_sources.cloud_kv.writable.max_items_per_request";
+
+/**
+ * POST and DELETE /api/v1/signer/keys: EIP-2335 keystores into the cloud_kv table (sealed under
+ * the master key) and out again with their slashing history. Writes are conditional, so two
+ * instances cannot overwrite each other's key; a failed item changes nothing.
+ */
+export class CloudKvWriter {
+  readonly #lock = new KeyedLock();
+  readonly #decryption = createSemaphore(availableParallelism());
+  readonly #writes: ReturnType<typeof createSemaphore>;
+
+  constructor(private readonly deps: CloudKvWriterDeps) {
+    this.#writes = createSemaphore(deps.maxConcurrentWrites);
+  }
+
+  async import(body: unknown): Promise<{ data: ItemResult<ImportStatus>[] }> {
+    const request = parseImportRequest(body, this.deps.maxItemsPerRequest, LIMIT);
+    this.requireMasterKey();
+    // Slashing history first: no key may become active before its history is in the database.
+    if (request.slashing_protection !== undefined)
+      await importHistory(this.deps.slashing, request.slashing_protection);
+    const seen = new Set<string>();
+    const data = await Promise.all(
+      request.keystores.map((text, i) => this.importOne(text, request.passwords[i] ?? "", seen)),
+    );
+    return { data };
+  }
+
+  async delete(
+    body: unknown,
+  ): Promise<{ data: ItemResult<DeleteStatus>[]; slashing_protection: string }> {
+    const pubkeys = parseDeleteRequest(body, this.deps.maxItemsPerRequest, LIMIT);
+    this.requireMasterKey();
+    const data: ItemResult<DeleteStatus>[] = [];
+    for (const pubkey of pubkeys)
+      data.push(await this.#lock.run(pubkey, () => this.deleteOne(pubkey)));
+    // After the keys left memory and the table: the history handed back is complete.
+    const history = await exportHistory(this.deps.slashing, pubkeys);
+    for (const [i, pubkey] of pubkeys.entries()) {
+      if (data[i]?.status === "not_found" && history.withRecords.has(pubkey))
+        data[i] = { status: "not_active" };
+    }
+    return { data, slashing_protection: history.interchange };
+  }
+
+  private async importOne(
+    text: string,
+    password: string,
+    seen: Set<string>,
+  ): Promise<ItemResult<ImportStatus>> {
+    let keystore: unknown;
+    try {
+      keystore = JSON.parse(text);
+    } catch {
+      return { status: "error", message: "keystore is not valid JSON" };
+    }
+    let claimed: string | undefined;
+    try {
+      claimed = keystorePubkey(keystore);
+    } catch (error) {
+      return { status: "error", message: keystoreFailureReason(error) };
+    }
+    if (claimed && (seen.has(claimed) || this.deps.keys.get(claimed)))
+      return { status: "duplicate" };
+    if (claimed) seen.add(claimed);
+    let secret: Uint8Array;
+    try {
+      secret = await this.#decryption.run(() => decryptKeystore(keystore, password));
+    } catch (error) {
+      return { status: "error", message: keystoreFailureReason(error) };
+    }
+    try {
+      let key: BlsSecretKey;
+      try {
+        key = this.deps.bls.importSecretKey(secret);
+      } catch (error) {
+        return { status: "error", message: keystoreFailureReason(error) };
+      }
+      const pubkey = `0x${Buffer.from(key.publicKey).toString("hex")}`;
+      if (claimed && claimed !== pubkey)
+        return {
+          status: "error",
+          message: "the keystore's pubkey does not match its decrypted key",
+        };
+      if (!claimed && (seen.has(pubkey) || this.deps.keys.get(pubkey)))
+        return { status: "duplicate" };
+      seen.add(pubkey);
+      const ciphertext = sealSecret(this.requireMasterKey(), pubkey, secret);
+      return await this.#lock.run(pubkey, () => this.store(pubkey, key, ciphertext));
+    } finally {
+      secret.fill(0);
+    }
+  }
+
+  private async store(
+    pubkey: string,
+    key: BlsSecretKey,
+    ciphertext: string,
+  ): Promise<ItemResult<ImportStatus>> {
+    if (this.deps.keys.get(pubkey)) return { status: "duplicate" };
+    const now = (this.deps.now ?? Date.now)();
+    let written: boolean;
+    try {
+      written = await this.#writes.run(() =>
+        this.deps.table.putNew({
+          pubkey,
+          ciphertext,
+          status: "active",
+          origin: "imported",
+          createdAt: now,
+          updatedAt: now,
+        }),
+      );
+    } catch (error) {
+      this.deps.logger.error("cloud_kv write failed", {
+        pubkey,
+        error: keystoreFailureReason(error),
+      });
+      return {
+        status: "error",
+        message: "could not write the key to the cloud_kv table; nothing was imported",
+      };
+    }
+    // Already in the table (another instance, or a status outside the filter): left as it is.
+    if (!written) return { status: "duplicate" };
+    this.deps.keys.add({ pubkey, key, source: "cloud_kv", readonly: false });
+    this.deps.logger.info("key imported into cloud_kv", { pubkey });
+    return { status: "imported" };
+  }
+
+  private async deleteOne(pubkey: string): Promise<ItemResult<DeleteStatus>> {
+    const entry = this.deps.keys.get(pubkey);
+    if (entry && entry.source !== "cloud_kv") {
+      return {
+        status: "error",
+        message: `key is from the ${entry.source} source, not cloud_kv; nothing was deleted`,
+      };
+    }
+    let deleted: boolean;
+    try {
+      // The item goes first, so no refresh can bring the key back.
+      deleted = await this.#writes.run(() => this.deps.table.delete(pubkey));
+    } catch (error) {
+      this.deps.logger.error("cloud_kv delete failed", {
+        pubkey,
+        error: keystoreFailureReason(error),
+      });
+      return {
+        status: "error",
+        message: "could not delete the key from the cloud_kv table; the key stays active",
+      };
+    }
+    const wasLoaded = this.deps.keys.remove(pubkey);
+    if (!deleted && !wasLoaded) return { status: "not_found" };
+    this.deps.logger.info("key deleted from cloud_kv", { pubkey });
+    return { status: "deleted" };
+  }
+
+  private requireMasterKey(): Uint8Array {
+    const key = this.deps.masterKey();
+    if (!key)
+      throw new SigilError("sealed", "the signer is sealed: cloud_kv keys cannot be written");
+    return key;
+  }
+}
