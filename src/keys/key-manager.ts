@@ -13,7 +13,8 @@ import {
 } from "./import-request";
 import type { KeyStore } from "./key-store";
 import { KeyedLock } from "./keyed-lock";
-import { decryptKeystore, keystoreFailureReason, keystorePubkey } from "./keystore";
+import { keystoreFailureReason } from "./keystore";
+import { openImportedKeystore } from "./keystore-import";
 import { removeFilesDurably, writeFileAtomic } from "./persist";
 import { createSemaphore } from "./semaphore";
 import { exportHistory, importHistory } from "./slashing-history";
@@ -87,42 +88,16 @@ export class KeyManagerService {
     password: string,
     seen: Set<string>,
   ): Promise<ItemResult<ImportStatus>> {
-    let keystore: unknown;
-    try {
-      keystore = JSON.parse(text);
-    } catch {
-      return { status: "error", message: "keystore is not valid JSON" };
-    }
-    let claimed: string | undefined;
-    try {
-      claimed = keystorePubkey(keystore);
-    } catch (error) {
-      return { status: "error", message: keystoreFailureReason(error) };
-    }
-    if (claimed && (seen.has(claimed) || this.deps.keys.get(claimed)))
-      return { status: "duplicate" };
-    if (claimed) seen.add(claimed);
-    let secret: Uint8Array;
-    try {
-      secret = await this.#decryption.run(() => decryptKeystore(keystore, password));
-    } catch (error) {
-      return { status: "error", message: keystoreFailureReason(error) };
-    }
-    let key: ReturnType<BlsBackend["importSecretKey"]>;
-    try {
-      key = this.deps.bls.importSecretKey(secret);
-    } catch (error) {
-      return { status: "error", message: keystoreFailureReason(error) };
-    } finally {
-      secret.fill(0);
-    }
-    const pubkey = `0x${Buffer.from(key.publicKey).toString("hex")}`;
-    if (claimed && claimed !== pubkey) {
-      return { status: "error", message: "the keystore's pubkey does not match its decrypted key" };
-    }
-    if (!claimed && (seen.has(pubkey) || this.deps.keys.get(pubkey)))
-      return { status: "duplicate" };
-    seen.add(pubkey);
+    const opened = await openImportedKeystore(text, password, {
+      keys: this.deps.keys,
+      bls: this.deps.bls,
+      decryption: this.#decryption,
+      seen,
+    });
+    if (!opened.ok) return opened.result;
+    // Files on disk hold the keystore itself: the decrypted secret is not needed past this point.
+    opened.secret.fill(0);
+    const { pubkey, key } = opened;
     return this.#lock.run(pubkey, async () => {
       if (this.deps.keys.get(pubkey)) return { status: "duplicate" as const };
       try {

@@ -8,6 +8,7 @@ import {
   PutItemCommand,
   ResourceNotFoundException,
   ScanCommand,
+  type ScanCommandInput,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import { createSemaphore } from "../semaphore";
@@ -80,35 +81,22 @@ export class CloudKvTable {
     maxConcurrentReads: number,
     onItem: (item: CloudKvItem | { readonly malformed: string }) => void | Promise<void>,
   ): Promise<{ segments: number; pages: number }> {
-    const gate = createSemaphore(maxConcurrentReads);
     const values: Record<string, AttributeValue> = {};
     statuses.forEach((status, i) => {
       values[`:s${i}`] = { S: status };
     });
-    let pages = 0;
-    const segment = async (index: number) => {
-      let start: Record<string, AttributeValue> | undefined;
-      do {
-        const page = await gate.run(() =>
-          this.client.send(
-            new ScanCommand({
-              TableName: this.name,
-              Segment: index,
-              TotalSegments: SCAN_SEGMENTS,
-              ConsistentRead: true,
-              ExclusiveStartKey: start,
-              FilterExpression: `#status IN (${Object.keys(values).join(", ")})`,
-              ExpressionAttributeNames: { "#status": "status" },
-              ExpressionAttributeValues: values,
-            }),
-          ),
-        );
-        pages++;
-        for (const raw of page.Items ?? []) await onItem(decodeItem(raw));
-        start = page.LastEvaluatedKey;
-      } while (start);
-    };
-    await Promise.all(Array.from({ length: SCAN_SEGMENTS }, (_, i) => segment(i)));
+    const pages = await this.scanSegments(
+      {
+        ConsistentRead: true,
+        FilterExpression: `#status IN (${Object.keys(values).join(", ")})`,
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: values,
+      },
+      maxConcurrentReads,
+      async (items) => {
+        for (const raw of items) await onItem(decodeItem(raw));
+      },
+    );
     return { segments: SCAN_SEGMENTS, pages };
   }
 
@@ -148,24 +136,15 @@ export class CloudKvTable {
 
   /** Every item's pubkey, status and origin (no ciphertext), for the inventory. */
   async listAll(maxConcurrentReads: number): Promise<Omit<CloudKvItem, "ciphertext">[]> {
-    const gate = createSemaphore(maxConcurrentReads);
     const out: Omit<CloudKvItem, "ciphertext">[] = [];
-    const segment = async (index: number) => {
-      let start: Record<string, AttributeValue> | undefined;
-      do {
-        const page = await gate.run(() =>
-          this.client.send(
-            new ScanCommand({
-              TableName: this.name,
-              Segment: index,
-              TotalSegments: SCAN_SEGMENTS,
-              ExclusiveStartKey: start,
-              ProjectionExpression: "pubkey, #status, origin, created_at, updated_at",
-              ExpressionAttributeNames: { "#status": "status" },
-            }),
-          ),
-        );
-        for (const raw of page.Items ?? []) {
+    await this.scanSegments(
+      {
+        ProjectionExpression: "pubkey, #status, origin, created_at, updated_at",
+        ExpressionAttributeNames: { "#status": "status" },
+      },
+      maxConcurrentReads,
+      (items) => {
+        for (const raw of items) {
           const pubkey = raw.pubkey?.S;
           if (!pubkey) continue;
           out.push({
@@ -176,11 +155,40 @@ export class CloudKvTable {
             updatedAt: Number(raw.updated_at?.N ?? 0),
           });
         }
+      },
+    );
+    return out;
+  }
+
+  /** A parallel Scan: SCAN_SEGMENTS segments, each paged, at most `maxConcurrentReads` requests in flight. */
+  private async scanSegments(
+    input: Omit<ScanCommandInput, "TableName" | "Segment" | "TotalSegments" | "ExclusiveStartKey">,
+    maxConcurrentReads: number,
+    onPage: (items: Record<string, AttributeValue>[]) => void | Promise<void>,
+  ): Promise<number> {
+    const gate = createSemaphore(maxConcurrentReads);
+    let pages = 0;
+    const segment = async (index: number) => {
+      let start: Record<string, AttributeValue> | undefined;
+      do {
+        const page = await gate.run(() =>
+          this.client.send(
+            new ScanCommand({
+              ...input,
+              TableName: this.name,
+              Segment: index,
+              TotalSegments: SCAN_SEGMENTS,
+              ExclusiveStartKey: start,
+            }),
+          ),
+        );
+        pages++;
+        await onPage(page.Items ?? []);
         start = page.LastEvaluatedKey;
       } while (start);
     };
     await Promise.all(Array.from({ length: SCAN_SEGMENTS }, (_, i) => segment(i)));
-    return out;
+    return pages;
   }
 
   /** Changes a key's status only if it still has `from`; false when it does not (or is gone). */

@@ -12,7 +12,8 @@ import {
 } from "../import-request";
 import type { KeyStore } from "../key-store";
 import { KeyedLock } from "../keyed-lock";
-import { decryptKeystore, keystoreFailureReason, keystorePubkey } from "../keystore";
+import { keystoreFailureReason } from "../keystore";
+import { openImportedKeystore } from "../keystore-import";
 import { createSemaphore } from "../semaphore";
 import { exportHistory, importHistory } from "../slashing-history";
 import { sealSecret } from "./sealed-secret";
@@ -82,43 +83,15 @@ export class CloudKvWriter {
     password: string,
     seen: Set<string>,
   ): Promise<ItemResult<ImportStatus>> {
-    let keystore: unknown;
+    const opened = await openImportedKeystore(text, password, {
+      keys: this.deps.keys,
+      bls: this.deps.bls,
+      decryption: this.#decryption,
+      seen,
+    });
+    if (!opened.ok) return opened.result;
+    const { pubkey, key, secret } = opened;
     try {
-      keystore = JSON.parse(text);
-    } catch {
-      return { status: "error", message: "keystore is not valid JSON" };
-    }
-    let claimed: string | undefined;
-    try {
-      claimed = keystorePubkey(keystore);
-    } catch (error) {
-      return { status: "error", message: keystoreFailureReason(error) };
-    }
-    if (claimed && (seen.has(claimed) || this.deps.keys.get(claimed)))
-      return { status: "duplicate" };
-    if (claimed) seen.add(claimed);
-    let secret: Uint8Array;
-    try {
-      secret = await this.#decryption.run(() => decryptKeystore(keystore, password));
-    } catch (error) {
-      return { status: "error", message: keystoreFailureReason(error) };
-    }
-    try {
-      let key: BlsSecretKey;
-      try {
-        key = this.deps.bls.importSecretKey(secret);
-      } catch (error) {
-        return { status: "error", message: keystoreFailureReason(error) };
-      }
-      const pubkey = `0x${Buffer.from(key.publicKey).toString("hex")}`;
-      if (claimed && claimed !== pubkey)
-        return {
-          status: "error",
-          message: "the keystore's pubkey does not match its decrypted key",
-        };
-      if (!claimed && (seen.has(pubkey) || this.deps.keys.get(pubkey)))
-        return { status: "duplicate" };
-      seen.add(pubkey);
       const ciphertext = sealSecret(this.requireMasterKey(), pubkey, secret);
       return await this.#lock.run(pubkey, () => this.store(pubkey, key, ciphertext));
     } finally {

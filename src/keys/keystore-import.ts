@@ -1,0 +1,75 @@
+import type { BlsBackend, BlsSecretKey } from "../signing/bls/backend";
+import type { ImportStatus, ItemResult } from "./import-request";
+import type { KeyStore } from "./key-store";
+import { decryptKeystore, keystoreFailureReason, keystorePubkey } from "./keystore";
+import type { Semaphore } from "./semaphore";
+
+export interface ImportBatch {
+  readonly keys: KeyStore;
+  readonly bls: BlsBackend;
+  /** Bounds the CPU-heavy KDFs. */
+  readonly decryption: Semaphore;
+  /** Pubkeys already taken by earlier items of the same request. */
+  readonly seen: Set<string>;
+}
+
+export type OpenedKeystore =
+  | {
+      readonly ok: true;
+      readonly pubkey: string;
+      readonly key: BlsSecretKey;
+      readonly secret: Uint8Array;
+    }
+  | { readonly ok: false; readonly result: ItemResult<ImportStatus> };
+
+/**
+ * One keystore of an import request, up to the point where it would be stored: parsed,
+ * decrypted, checked against its claimed pubkey, and not a duplicate of a loaded key or of an
+ * earlier item. On success the caller owns `secret` and must zero it.
+ */
+export async function openImportedKeystore(
+  text: string,
+  password: string,
+  batch: ImportBatch,
+): Promise<OpenedKeystore> {
+  const fail = (message: string): OpenedKeystore => ({
+    ok: false,
+    result: { status: "error", message },
+  });
+  const duplicate: OpenedKeystore = { ok: false, result: { status: "duplicate" } };
+  let keystore: unknown;
+  try {
+    keystore = JSON.parse(text);
+  } catch {
+    return fail("keystore is not valid JSON");
+  }
+  let claimed: string | undefined;
+  try {
+    claimed = keystorePubkey(keystore);
+  } catch (error) {
+    return fail(keystoreFailureReason(error));
+  }
+  const taken = (pubkey: string) => batch.seen.has(pubkey) || batch.keys.get(pubkey) !== undefined;
+  if (claimed && taken(claimed)) return duplicate;
+  if (claimed) batch.seen.add(claimed);
+  let secret: Uint8Array;
+  try {
+    secret = await batch.decryption.run(() => decryptKeystore(keystore, password));
+  } catch (error) {
+    return fail(keystoreFailureReason(error));
+  }
+  let key: BlsSecretKey;
+  try {
+    key = batch.bls.importSecretKey(secret);
+  } catch (error) {
+    secret.fill(0);
+    return fail(keystoreFailureReason(error));
+  }
+  const pubkey = `0x${Buffer.from(key.publicKey).toString("hex")}`;
+  if ((claimed && claimed !== pubkey) || (!claimed && taken(pubkey))) {
+    secret.fill(0);
+    return claimed ? fail("the keystore's pubkey does not match its decrypted key") : duplicate;
+  }
+  batch.seen.add(pubkey);
+  return { ok: true, pubkey, key, secret };
+}
