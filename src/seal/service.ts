@@ -1,15 +1,12 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { KMSClient } from "@aws-sdk/client-kms";
 import { mintManagementToken } from "../auth/admin";
-import {
-  hashToken,
-  newToken,
-  OPERATOR_CREDENTIAL_PREFIX,
-  REGISTRATION_TOKEN_PREFIX,
-} from "../auth/tokens";
+import { hashToken, newToken, OPERATOR_CREDENTIAL_PREFIX } from "../auth/tokens";
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
 import type { SignerStateStore } from "../state/store";
+import { alreadyInitialized, badSetupToken, invalid, notInitialized } from "./errors";
+import { checkShareBelongs, operatorByCredential, parseShare, replaceOperator } from "./operators";
 import {
   addShare,
   expiresAt,
@@ -22,25 +19,9 @@ import {
   startProgress,
   wipeProgress,
 } from "./quorum";
-import {
-  decodeSealRecord,
-  encodeSealRecord,
-  type OperatorRecord,
-  SEAL_RECORD_FORMAT,
-  type SealRecord,
-} from "./record";
-import {
-  checkValue,
-  combineShares,
-  MASTER_KEY_BYTES,
-  matchesCheckValue,
-  newMasterKey,
-  shareDigest,
-  splitSecret,
-  wipe,
-} from "./shares";
-import { parseWrapSpec, parseWrapSpecList, wrapShare } from "./wrap/index";
-import { WrapError } from "./wrap/types";
+import { decodeSealRecord, encodeSealRecord, type OperatorRecord, type SealRecord } from "./record";
+import { combineShares, matchesCheckValue, newMasterKey, wipe } from "./shares";
+import { parsePlan, type RegistrationView, splitAndWrap } from "./split";
 
 export interface SealServiceOptions {
   readonly store: SignerStateStore;
@@ -57,12 +38,6 @@ export interface SealServiceOptions {
 export interface SealListener {
   unsealed(masterKey: Uint8Array): Promise<void> | void;
   sealed(): void;
-}
-
-export interface RegistrationView {
-  readonly operator: string;
-  readonly share_wrap: string;
-  readonly registration_token: string;
 }
 
 export interface ProgressView {
@@ -87,7 +62,6 @@ export interface SealStatusView {
   readonly unseal_timeout_minutes: number;
 }
 
-const SEAL_ID_BYTES = 16;
 /** Lost compare-and-set races on the seal record before giving up (several instances writing). */
 const MAX_RECORD_RETRIES = 5;
 
@@ -192,7 +166,7 @@ export class SealService {
     const setupToken = fields.setup_token;
     if (typeof setupToken !== "string" || setupToken === "")
       throw invalid("setup_token is required (it is logged once at the first start-up)");
-    const plan = this.parsePlan(
+    const plan = parsePlan(
       fields.share_wrap ?? this.options.defaults.shareWrap?.map((arn) => `awskms:${arn}`),
       fields.threshold ?? this.options.defaults.threshold,
       "key_sources.cloud_kv.kms_key_arns",
@@ -202,7 +176,12 @@ export class SealService {
     if ((await this.options.store.findToken(setupHash))?.kind !== "setup") throw badSetupToken();
     const masterKey = newMasterKey();
     try {
-      const { record, registrations } = await this.splitAndWrap(masterKey, plan, this.now());
+      const { record, registrations } = await splitAndWrap(
+        masterKey,
+        plan,
+        this.now(),
+        this.options.kmsClient,
+      );
       // Spent only now: a KMS failure above leaves the setup token usable for another try.
       if ((await this.options.store.consumeToken(setupHash))?.kind !== "setup")
         throw badSetupToken();
@@ -332,7 +311,7 @@ export class SealService {
     this.requirePhase("rotate-quorum");
     const fields = asObject(body);
     if (fields.share_wrap === undefined) throw invalid("share_wrap is required");
-    const plan = this.parsePlan(fields.share_wrap, fields.threshold, undefined);
+    const plan = parsePlan(fields.share_wrap, fields.threshold, undefined);
     const record = await this.requireRecord();
     this.dropExpired();
     const running = this.progress.get("rotate-quorum");
@@ -403,7 +382,12 @@ export class SealService {
       throw new SigilError("internal_error", "quorum rotation lost its plan or master key");
     const masterKey = this.masterKey;
     const now = this.now();
-    const { record, registrations } = await this.splitAndWrap(masterKey, plan, now);
+    const { record, registrations } = await splitAndWrap(
+      masterKey,
+      plan,
+      now,
+      this.options.kmsClient,
+    );
     return this.updateRecord((current) => {
       if (current.sealId !== sealId)
         throw new SigilError(
@@ -427,88 +411,6 @@ export class SealService {
           }),
       };
     });
-  }
-
-  private async splitAndWrap(
-    masterKey: Uint8Array,
-    plan: RotationPlan,
-    now: number,
-  ): Promise<{ record: SealRecord; registrations: RegistrationView[] }> {
-    const sealId = randomBytes(SEAL_ID_BYTES).toString("hex");
-    const shares = await splitSecret(masterKey, plan.shareWrap.length, plan.threshold);
-    try {
-      const operators = await Promise.all(
-        plan.shareWrap.map(async (wrap, i) => {
-          const id = `operator-${i + 1}`;
-          const spec = parseWrapSpec(wrap);
-          if (!spec.ok) throw invalid(spec.reason);
-          const share = shares[i] as Uint8Array;
-          const wrapped = await wrapShare(
-            spec.spec,
-            share,
-            { sealId, operator: id },
-            {
-              kmsClient: this.options.kmsClient,
-            },
-          ).catch((error: unknown) => {
-            if (error instanceof WrapError)
-              throw new SigilError("share_wrap_failed", `${id} (${wrap}): ${error.message}`);
-            throw error;
-          });
-          const registration = newToken(REGISTRATION_TOKEN_PREFIX);
-          const record: OperatorRecord = {
-            id,
-            wrap,
-            wrappedShare: Buffer.from(wrapped).toString("base64"),
-            shareDigest: shareDigest(sealId, id, share),
-            registrationHash: registration.hash,
-          };
-          return { record, registration: registration.token };
-        }),
-      );
-      return {
-        record: {
-          format: SEAL_RECORD_FORMAT,
-          sealId,
-          threshold: plan.threshold,
-          checkValue: checkValue(masterKey),
-          initializedAt: now,
-          splitAt: now,
-          operators: operators.map((o) => o.record),
-        },
-        registrations: operators.map((o) => ({
-          operator: o.record.id,
-          share_wrap: o.record.wrap,
-          registration_token: o.registration,
-        })),
-      };
-    } finally {
-      for (const share of shares) wipe(share);
-    }
-  }
-
-  private parsePlan(shareWrap: unknown, threshold: unknown, defaultsFrom?: string): RotationPlan {
-    if (shareWrap === undefined) {
-      throw invalid(
-        `share_wrap is required${defaultsFrom ? ` (or configure ${defaultsFrom})` : ""}: a list of awskms:<key ARN> or age:<recipient>`,
-      );
-    }
-    if (!Array.isArray(shareWrap) || !shareWrap.every((s) => typeof s === "string"))
-      throw invalid("share_wrap must be a list of strings");
-    const parsed = parseWrapSpecList(shareWrap);
-    if (!parsed.ok) throw invalid(`share_wrap: ${parsed.reason}`);
-    if (shareWrap.length > 255) throw invalid("share_wrap: at most 255 operators");
-    if (
-      typeof threshold !== "number" ||
-      !Number.isInteger(threshold) ||
-      threshold < 1 ||
-      threshold > shareWrap.length
-    ) {
-      throw invalid(
-        `threshold must be an integer from 1 to the number of share_wrap entries (${shareWrap.length})`,
-      );
-    }
-    return { shareWrap: [...shareWrap], threshold };
   }
 
   private requirePhase(operation: QuorumOperation): void {
@@ -608,52 +510,6 @@ export class SealService {
   }
 }
 
-function operatorByCredential(record: SealRecord, credential: string): OperatorRecord {
-  const hash = hashToken(credential);
-  const operator = record.operators.find((op) => op.credentialHash === hash);
-  if (!operator)
-    throw new SigilError(
-      "invalid_token",
-      "invalid operator credential (unknown, or replaced by a quorum rotation)",
-    );
-  return operator;
-}
-
-/** Names the problem before anything is combined: another operator's share, or a bad one. */
-function checkShareBelongs(record: SealRecord, operator: OperatorRecord, share: Uint8Array): void {
-  if (shareDigest(record.sealId, operator.id, share) === operator.shareDigest) return;
-  const owner = record.operators.find(
-    (op) => op.id !== operator.id && shareDigest(record.sealId, op.id, share) === op.shareDigest,
-  );
-  share.fill(0);
-  if (owner) {
-    throw new SigilError(
-      "invalid_share",
-      `this share belongs to ${owner.id}, not to ${operator.id}: each operator submits their own share; nothing was recorded`,
-    );
-  }
-  throw new SigilError(
-    "invalid_share",
-    `this share does not match ${operator.id}'s check value (corrupted, unwrapped with the wrong key, or from an earlier split); nothing was recorded`,
-  );
-}
-
-function parseShare(value: unknown): Uint8Array {
-  if (typeof value !== "string" || !/^[A-Za-z0-9+/]+={0,2}$/.test(value))
-    throw invalid("share must be the base64 of the unwrapped share");
-  const bytes = new Uint8Array(Buffer.from(value, "base64"));
-  if (bytes.length !== MASTER_KEY_BYTES + 1)
-    throw invalid(`share must be ${MASTER_KEY_BYTES + 1} bytes once base64-decoded`);
-  return bytes;
-}
-
-function replaceOperator(record: SealRecord, operator: OperatorRecord): SealRecord {
-  return {
-    ...record,
-    operators: record.operators.map((op) => (op.id === operator.id ? operator : op)),
-  };
-}
-
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
@@ -662,26 +518,4 @@ function asObject(body: unknown): Record<string, unknown> {
   if (typeof body !== "object" || body === null || Array.isArray(body))
     throw invalid("request body must be a JSON object");
   return body as Record<string, unknown>;
-}
-
-function invalid(message: string): SigilError {
-  return new SigilError("invalid_request", message);
-}
-
-function alreadyInitialized(): SigilError {
-  return new SigilError(
-    "already_initialized",
-    "the signer is already initialized: init runs once (use rotate quorum to change operators)",
-  );
-}
-
-function notInitialized(): SigilError {
-  return new SigilError(
-    "not_initialized",
-    "the signer is not initialized: run sigil operator init with the setup token from its log",
-  );
-}
-
-function badSetupToken(): SigilError {
-  return new SigilError("invalid_token", "invalid or already used setup token");
 }
