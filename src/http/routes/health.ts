@@ -1,8 +1,15 @@
 import { Elysia } from "elysia";
 import type { HealthRegistry } from "../../observability/health";
 
+/**
+ * JSON when asked for, or when a GET declares a JSON body (Lodestar 1.5's upcheck sends
+ * `Content-Type: application/json` with a wildcard Accept and parses the answer as JSON); plain "OK"
+ * otherwise, as Web3Signer answers and as `curl /upcheck` shows.
+ */
 function wantsJson(request: Request): boolean {
-  return (request.headers.get("accept") ?? "").toLowerCase().includes("application/json");
+  const accept = (request.headers.get("accept") ?? "").toLowerCase();
+  const contentType = (request.headers.get("content-type") ?? "").toLowerCase();
+  return accept.includes("application/json") || contentType.startsWith("application/json");
 }
 
 /** Liveness (`/upcheck`, Web3Signer's plain "OK") and readiness (`/healthcheck`, JSON). */
