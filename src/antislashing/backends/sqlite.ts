@@ -8,8 +8,9 @@
  * hence before the signature leaves the process. Cost: one fsync per check (well under 1 ms on an
  * SSD with a write cache, a few ms on spinning disks).
  *
- * Atomicity. Every check is ONE `BEGIN IMMEDIATE` transaction: genesis validators root check/store,
- * the rule query (rules.ts), and the insert. IMMEDIATE takes the write lock up front, so two
+ * Atomicity. Every check runs inside ONE `BEGIN IMMEDIATE` transaction: genesis validators root
+ * check/store, the rule query (rules.ts), and the insert. Checks that arrive while the event loop
+ * is busy share that transaction, each in its own savepoint, and one fsync (group-commit.ts). IMMEDIATE takes the write lock up front, so two
  * processes on one file serialise instead of both reading "no conflict". busy_timeout makes a
  * blocked check wait (bun:sqlite is synchronous: the event loop waits too — transactions are
  * microseconds, so this only matters when another process holds the lock) and then fail (the
@@ -73,6 +74,7 @@ import {
   SlashingImportError,
   type SlashingStore,
 } from "../store";
+import { GroupCommit } from "./group-commit";
 
 export interface SqliteStoreOptions {
   /** How long a check waits for another process's write lock before failing. Default 5000 ms. */
@@ -202,7 +204,12 @@ class SqliteSlashingStore implements SlashingStore {
   private gvr: Uint8Array | null = null;
   private closed = false;
 
-  constructor(private readonly db: Database) {}
+  /** Checks arriving together share one transaction and one fsync (see GroupCommit). */
+  private readonly commits: GroupCommit<Decision>;
+
+  constructor(private readonly db: Database) {
+    this.commits = new GroupCommit<Decision>(db);
+  }
 
   private assertOpen(): void {
     if (this.closed) throw new Error("sqlite slashing protection store is closed");
@@ -330,31 +337,29 @@ class SqliteSlashingStore implements SlashingStore {
   ): Promise<Decision> {
     this.assertOpen();
     assertBlockProposal(genesisValidatorsRoot, proposal);
-    return this.db
-      .transaction((): Decision => {
-        const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
-        if (!bytesEqual(stored, genesisValidatorsRoot))
-          return genesisMismatch(genesisValidatorsRoot, stored);
-        const id = this.validatorId(proposal.pubkey);
-        const history: BlockHistory =
-          id === null
-            ? { sameSlot: null, minSlot: null }
-            : this.blockHistory(id, proposal.slot, proposal.signingRoot);
-        const decision = decideBlock(history, proposal);
-        if (decision.outcome === "new") {
-          this.db
-            .query(
-              "INSERT INTO signed_blocks (validator_id, slot, signing_root) VALUES ($v, $slot, $root)",
-            )
-            .run({
-              v: id ?? this.ensureValidator(proposal.pubkey),
-              slot: enc(proposal.slot),
-              root: proposal.signingRoot,
-            });
-        }
-        return decision;
-      })
-      .immediate();
+    return this.commits.submit((): Decision => {
+      const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
+      if (!bytesEqual(stored, genesisValidatorsRoot))
+        return genesisMismatch(genesisValidatorsRoot, stored);
+      const id = this.validatorId(proposal.pubkey);
+      const history: BlockHistory =
+        id === null
+          ? { sameSlot: null, minSlot: null }
+          : this.blockHistory(id, proposal.slot, proposal.signingRoot);
+      const decision = decideBlock(history, proposal);
+      if (decision.outcome === "new") {
+        this.db
+          .query(
+            "INSERT INTO signed_blocks (validator_id, slot, signing_root) VALUES ($v, $slot, $root)",
+          )
+          .run({
+            v: id ?? this.ensureValidator(proposal.pubkey),
+            slot: enc(proposal.slot),
+            root: proposal.signingRoot,
+          });
+      }
+      return decision;
+    });
   }
 
   async checkAndInsertAttestation(
@@ -363,39 +368,37 @@ class SqliteSlashingStore implements SlashingStore {
   ): Promise<Decision> {
     this.assertOpen();
     assertAttestationVote(genesisValidatorsRoot, vote);
-    return this.db
-      .transaction((): Decision => {
-        const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
-        if (!bytesEqual(stored, genesisValidatorsRoot))
-          return genesisMismatch(genesisValidatorsRoot, stored);
-        const id = this.validatorId(vote.pubkey);
-        const history: AttestationHistory =
-          id === null
-            ? {
-                sameTarget: null,
-                surroundedByNew: null,
-                surroundingNew: null,
-                minSource: null,
-                minTarget: null,
-              }
-            : this.attestationHistory(id, vote);
-        const decision = decideAttestation(history, vote);
-        if (decision.outcome === "new") {
-          this.db
-            .query(
-              `INSERT INTO signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
+    return this.commits.submit((): Decision => {
+      const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
+      if (!bytesEqual(stored, genesisValidatorsRoot))
+        return genesisMismatch(genesisValidatorsRoot, stored);
+      const id = this.validatorId(vote.pubkey);
+      const history: AttestationHistory =
+        id === null
+          ? {
+              sameTarget: null,
+              surroundedByNew: null,
+              surroundingNew: null,
+              minSource: null,
+              minTarget: null,
+            }
+          : this.attestationHistory(id, vote);
+      const decision = decideAttestation(history, vote);
+      if (decision.outcome === "new") {
+        this.db
+          .query(
+            `INSERT INTO signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
                VALUES ($v, $s, $t, $root)`,
-            )
-            .run({
-              v: id ?? this.ensureValidator(vote.pubkey),
-              s: enc(vote.sourceEpoch),
-              t: enc(vote.targetEpoch),
-              root: vote.signingRoot,
-            });
-        }
-        return decision;
-      })
-      .immediate();
+          )
+          .run({
+            v: id ?? this.ensureValidator(vote.pubkey),
+            s: enc(vote.sourceEpoch),
+            t: enc(vote.targetEpoch),
+            root: vote.signingRoot,
+          });
+      }
+      return decision;
+    });
   }
 
   async importInterchange(source: InterchangeSource): Promise<ImportReport> {
@@ -702,6 +705,8 @@ class SqliteSlashingStore implements SlashingStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Checks already accepted are decided and committed before the file closes.
+    this.commits.flush();
     this.db.close(false);
   }
 }
