@@ -1,14 +1,22 @@
 // `npm run bench [name…]`: runs the benchmarks, prints a table each and writes JSON to
 // bench-results/. Figures are measurements, never pass/fail assertions.
 import { mkdirSync, writeFileSync } from "node:fs";
+import { bls } from "./bls";
 import { cloudKvLoad } from "./cloud-kv-load";
 import { httpBaseline } from "./http-baseline";
 import { keymanagerImport } from "./keymanager-import";
+import { signHttp } from "./sign-http";
+import { slashing } from "./slashing";
+import { startup } from "./startup";
 
 const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   "http-baseline": httpBaseline,
   "keymanager-import": keymanagerImport,
   "cloud-kv-load": cloudKvLoad,
+  bls,
+  "sign-http": signHttp,
+  startup,
+  slashing,
 };
 
 const wanted = process.argv.slice(2);

