@@ -12,6 +12,14 @@ function gitCommit(): string {
   return result.stdout.trim() + (dirty.stdout.trim() ? "-dirty" : "");
 }
 
+/**
+ * The BLS signing worker (src/signing/bls/pool.ts starts it), an entrypoint of its own. With every
+ * entrypoint under src/, the binary's embedded file system mirrors src/: the main bundle sits at
+ * its root and the worker at signing/bls/worker.js. pool.ts cannot find it from its own location
+ * (bundled, its import.meta.url is the binary's), so it is told the path from the root.
+ */
+const BLS_WORKER = "src/signing/bls/worker.ts";
+
 const build = { version: pkg.version, commit: gitCommit() };
 const outfile = process.env.SIGIL_OUTFILE ?? "dist/sigil";
 const args = [
@@ -20,7 +28,9 @@ const args = [
   "--minify-syntax",
   "--sourcemap=inline",
   `--define=SIGIL_BUILD=${JSON.stringify(build)}`,
+  `--define=SIGIL_BLS_WORKER=${JSON.stringify(`./${BLS_WORKER.slice("src/".length)}`)}`,
   "src/main.ts",
+  BLS_WORKER,
   "--outfile",
   outfile,
 ];

@@ -1,8 +1,10 @@
 // Smoke test of the compiled binary, run by .ci/run with node_modules moved away: the binary must
-// start from an empty directory with only a config file, answer /upcheck, and stop cleanly on
-// SIGTERM (exit 0). Plain Node.js so it needs nothing from node_modules.
+// start from an empty directory with only a config file and one key, start its BLS worker pool
+// (the worker is an extra entrypoint of the build), answer /upcheck, sign an attestation with the
+// pool exactly as expected, and stop cleanly on SIGTERM (exit 0). Plain Node.js so it needs
+// nothing from node_modules.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -19,10 +21,22 @@ for (const args of [["--help"], ["version"]]) {
     fail(`sigil ${args.join(" ")} exited ${result.status}: ${result.stderr}`);
 }
 
+// Interop key 0 (a published, insecure test key) and the README's example attestation; the
+// signature was computed with blst over the signing root Lodestar gives, and noble verifies it.
+const examples = new URL("../examples/", import.meta.url);
+mkdirSync(join(work, "keys"));
+copyFileSync(new URL("keys/interop-0.yaml", examples), join(work, "keys", "interop-0.yaml"));
+const attestation = readFileSync(new URL("sign-attestation.json", examples), "utf8");
+const KEY_0 =
+  "0xa99a76ed7796f7be22d5b7e85deeb7c5677e88e511e0b337618f8c4eb61349b4bf2d153f649f7b53359fe8b94a38e44c";
+const EXPECTED_SIGNATURE =
+  "0xb1b39b58ae2a0c17171850b73833e02077d748916c27c2ece636ac21e5f4eb01b52d41bfc38fe6b7baf51cc0d5981db502ce3894dc5b7897e1dae1d82f72d5b7579b6522eba7be0b5d085101aa64499ee02533301e001ab2eb23ac5c74ad85b3";
+
 const config = join(work, "sigil.yaml");
+// bls.workers is left unset: the default (one per core) must start a pool.
 writeFileSync(
   config,
-  "server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nmetrics:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  backend: sqlite\n  path: ./slashing.sqlite\n",
+  "server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nmetrics:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  backend: sqlite\n  path: ./slashing.sqlite\nkey_sources:\n  filesystem:\n    paths: [./keys]\n",
 );
 const check = spawnSync(binary, ["config", "check", "-c", config], { cwd: work, encoding: "utf8" });
 if (check.status !== 0) fail(`config check exited ${check.status}: ${check.stderr}`);
@@ -45,8 +59,22 @@ const response = await fetch(`${url}/upcheck`);
 const body = await response.text();
 if (response.status !== 200 || body !== "OK") fail(`/upcheck answered ${response.status} ${body}`);
 
+const workers = Number(logs.match(/BLS worker pool .*workers=(\d+)/)?.[1] ?? 0);
+if (!(workers >= 1)) fail(`no "BLS worker pool" line with workers >= 1:\n${logs}`);
+const signed = await fetch(`${url}/api/v1/eth2/sign/${KEY_0}`, {
+  method: "POST",
+  headers: { "content-type": "application/json", accept: "text/plain" },
+  body: attestation,
+});
+const signature = await signed.text();
+if (signed.status !== 200 || signature !== EXPECTED_SIGNATURE) {
+  fail(`sign answered ${signed.status} ${signature}, expected ${EXPECTED_SIGNATURE}:\n${logs}`);
+}
+
 child.kill("SIGTERM");
 const { code, signal } = await exited;
 if (code !== 0) fail(`exit after SIGTERM was ${code ?? signal}:\n${logs}`);
 rmSync(work, { recursive: true, force: true });
-console.log(`smoke: ok (${url}/upcheck answered OK, SIGTERM exit 0)`);
+console.log(
+  `smoke: ok (${url}/upcheck answered OK, ${workers} BLS worker(s) signed correctly, SIGTERM exit 0)`,
+);

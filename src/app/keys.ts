@@ -20,7 +20,8 @@ export async function loadConfiguredKeys(
   bls: BlsBackend,
   logger: Logger,
 ): Promise<KeyLoadSummary> {
-  const { paths, keystore_load_concurrency, raw_load_concurrency } = config.key_sources.filesystem;
+  const { paths, keystore_load_concurrency, raw_load_concurrency, cache } =
+    config.key_sources.filesystem;
   if (paths.length === 0) return { loaded: 0, failed: 0, reasons: [] };
   const result = await loadFilesystemKeys({
     paths,
@@ -28,6 +29,8 @@ export async function loadConfiguredKeys(
     rawConcurrency: raw_load_concurrency,
     bls,
     logger: logger.child("keys"),
+    // Relative to the working directory, like antislashing.path.
+    ...(cache.enabled ? { cache: { path: resolve(cache.path) } } : {}),
   });
   // With the Key Manager API on, it manages exactly the keys it could have written: a
   // `<pubkey>.yaml` in the first path holding that one key. Deleting means removing that file, so

@@ -20,6 +20,7 @@ import { HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
 import { createTracer, type Tracer } from "../observability/tracing";
 import type { BlsBackend } from "../signing/bls/backend";
+import { createPooledBackend, defaultBlsWorkers } from "../signing/bls/pool";
 import { loadBlsBackend } from "../signing/bls/select";
 import { CanaryMonitor } from "../signing/canary";
 import { JobLimiter } from "../signing/limiter";
@@ -53,38 +54,69 @@ export async function startSigner(
       "antislashing.backend is noop: NOTHING protects these keys from double votes or surround votes; testing only",
     );
   }
-  const { backend: bls, note } = await loadBlsBackend(config.bls.backend);
-  if (note) log.warn(note);
-  log.info("BLS backend", { backend: bls.name });
-  // The database first: an unreachable one should fail start-up before slow keystore decryption.
-  const store = await openSlashingStore(config, logger);
-  log.info("slashing protection", { backend: store.backend, strategy: store.strategy });
+  const bls = await startBls(config, logger);
+  let store: SlashingStore | undefined;
   let tracer: Tracer | undefined;
   try {
+    // The database first: an unreachable one should fail start-up before slow keystore decryption.
+    store = await openSlashingStore(config, logger);
+    log.info("slashing protection", { backend: store.backend, strategy: store.strategy });
     // Disabled: a no-op, and the OpenTelemetry SDK is never loaded.
     tracer = await createTracer(config.opentelemetry);
     if (tracer.enabled) log.info("tracing", { endpoint: config.opentelemetry.endpoint });
     return await startWithStore(config, logger, bls, store, tracer, env);
   } catch (error) {
     await tracer?.shutdown().catch(() => {});
-    await store.close().catch(() => {});
+    await store?.close().catch(() => {});
+    await bls.close();
     throw error;
   }
+}
+
+/** The BLS backend and how to release it (a worker pool's threads). */
+interface RunningBls {
+  backend: BlsBackend;
+  close(): Promise<void>;
+}
+
+/** Signs in a worker pool unless `bls.workers` is 0. */
+async function startBls(config: Config, logger: Logger): Promise<RunningBls> {
+  const log = logger.child("app");
+  const { backend, note } = await loadBlsBackend(config.bls.backend);
+  if (note) log.warn(note);
+  log.info("BLS backend", { backend: backend.name });
+  const workers = config.bls.workers ?? defaultBlsWorkers();
+  if (workers === 0) {
+    log.info("BLS signing on the main thread (bls.workers is 0)");
+    return { backend, close: async () => {} };
+  }
+  const pool = await createPooledBackend(backend, {
+    workers,
+    backendName: backend.name,
+    logger: logger.child("bls"),
+  }).catch((error: unknown) => {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`${reason} (bls.workers: 0 signs on the main thread instead)`);
+  });
+  log.info("BLS worker pool", { workers, backend: backend.name });
+  return { backend: pool, close: () => pool.close() };
 }
 
 async function startWithStore(
   config: Config,
   logger: Logger,
-  bls: BlsBackend,
+  running: RunningBls,
   store: SlashingStore,
   tracer: Tracer,
   env: Record<string, string | undefined>,
 ): Promise<RunningSigner> {
   const log = logger.child("app");
+  const bls = running.backend;
   const auth = await wireAuth(config, env, logger);
   log.info("auth", { mode: auth.authenticator.mode });
   const authenticate = authenticateWith(auth.authenticator);
-  const keys = new KeyStore();
+  // A removed key leaves the BLS backend too (a pool wipes it in its worker).
+  const keys = new KeyStore({ onRemove: (entry) => bls.forget?.(entry.key) });
   const keySummary = await loadConfiguredKeys(config, keys, bls, logger);
   if (keys.count() === 0)
     log.warn("no keys loaded: every sign request will get 404 unknown_pubkey");
@@ -239,6 +271,7 @@ async function startWithStore(
       await tracer.shutdown();
       await auth.close();
       await store.close();
+      await running.close();
       return { forced: forced || !idle };
     },
   };

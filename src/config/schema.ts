@@ -108,6 +108,21 @@ const Filesystem = Type.Object(
     }),
     keystore_load_concurrency: int(1, 4096, 128, "Keystores decrypted in parallel at start-up."),
     raw_load_concurrency: int(1, 4096, 128, "Raw key files read in parallel at start-up."),
+    cache: Type.Object(
+      {
+        enabled: Type.Boolean({
+          default: false,
+          description:
+            "Keep the keystores' secrets sealed under a key derived from all their passwords, so a restart runs one KDF instead of one per keystore (docs/keys.md).",
+        }),
+        path: Type.String({
+          default: "./keystore_cache.json",
+          minLength: 1,
+          description: "Cache file (mode 0600), rewritten atomically when keys change.",
+        }),
+      },
+      strict,
+    ),
   },
   strict,
 );
@@ -309,6 +324,16 @@ const Bls = Type.Object(
         "BLS implementation: auto = blst (native) when it loads, else noble (pure TypeScript).",
       flag: "bls-backend",
     }),
+    workers: Type.Optional(
+      // No `default` key at all: unset means "from the core count", worked out at start-up.
+      Type.Integer({
+        minimum: 0,
+        maximum: 256,
+        description:
+          "Worker threads that sign, each holding its share of the keys; 0 signs on the main thread; unset = one per core.",
+        flag: "bls-workers",
+      }),
+    ),
   },
   strict,
 );

@@ -6,16 +6,26 @@
  * password, duplicate key, …) is logged at warn with `file` and `reason` and returned in
  * `failures`; every other key still loads.
  *
- * Concurrency: descriptor reads and raw-key imports run at most `rawConcurrency` at once;
- * keystore loads (file reads plus the KDF, which is the expensive part) at most
- * `keystoreConcurrency` at once. The KDFs run on the runtime's thread pool, so the event loop
- * stays free while they do.
+ * Two phases. First every descriptor, keystore file and password file is read (raw keys are
+ * imported then); then the keystores are unlocked. Reading first lets the keystore cache
+ * (keystore-cache.ts), when configured, derive its key from every password before anything is
+ * decrypted; a keystore the cache holds then needs no KDF at all.
+ *
+ * Concurrency: descriptor reads and raw-key imports run at most `rawConcurrency` at once,
+ * keystore reads at most `keystoreConcurrency`. KDFs run at most min(`keystoreConcurrency`,
+ * cores) at once: they run on the runtime's thread pool (off the event loop), which Bun sizes to
+ * the cores unless UV_THREADPOOL_SIZE says otherwise at launch. More KDFs than cores at once
+ * gain nothing and cost 256 MiB each at the standard scrypt cost, which is memory-bound: 16
+ * keystores with UV_THREADPOOL_SIZE=16 on 2 cores took twice the CPU time and 4.1 GiB instead of
+ * 0.57 GiB. So the loader never asks for more.
  *
  * Results are deterministic whatever the timing: keys and failures come back in configuration
  * order (directory, then file name, then document), and of two descriptors with the same
  * public key the first in that order wins.
  */
+import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import type { Logger } from "../observability/log";
 import type { BlsBackend, BlsSecretKey } from "../signing/bls/backend";
@@ -28,7 +38,15 @@ import {
   readBoundedFile,
   readPasswordFile,
 } from "./descriptor";
-import { decryptKeystore, KeystoreError, verifyKeystorePubkey } from "./keystore";
+import {
+  decryptKeystore,
+  KeystoreError,
+  type KeystoreKdfCost,
+  keystoreKdfCost,
+  normalizePassword,
+  verifyKeystorePubkey,
+} from "./keystore";
+import { type CacheKeystore, type KeystoreCache, openKeystoreCache } from "./keystore-cache";
 import { createSemaphore } from "./semaphore";
 
 /** Descriptors hold one key each, or a few thousand as multi-document YAML: 16 MiB is plenty. */
@@ -56,12 +74,19 @@ export interface FilesystemLoadResult {
   failures: FilesystemLoadFailure[];
 }
 
+/** Decrypts an EIP-2335 keystore: `decryptKeystore`, or a wrapper around it (tests count calls). */
+export type KeystoreDecrypt = (keystore: unknown, password: string) => Promise<Uint8Array>;
+
 export interface FilesystemLoadOptions {
   paths: string[];
   keystoreConcurrency: number;
   rawConcurrency: number;
   bls: BlsBackend;
   logger: Logger;
+  /** The keystore cache file; absent: no cache. */
+  cache?: { path: string };
+  /** Defaults to `decryptKeystore`. */
+  decrypt?: KeystoreDecrypt;
 }
 
 const DESCRIPTOR_NAME = /\.ya?ml$/i;
@@ -72,6 +97,18 @@ type Order = number[];
 type Outcome =
   | { order: Order; file: string; ok: true; pubkey: string; key: BlsSecretKey }
   | { order: Order; file: string; ok: false; reason: string };
+
+/** A keystore descriptor whose files were read: everything but the KDF is done. */
+interface ReadKeystore {
+  order: Order;
+  file: string;
+  /** "document i of n: " for multi-document files, else "". */
+  label: string;
+  keystoreFile: string;
+  keystore: unknown;
+  password: string;
+  cache: CacheKeystore;
+}
 
 function compareOrder(a: Order, b: Order): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
@@ -85,6 +122,13 @@ function reasonOf(err: unknown): string {
   if (err instanceof DescriptorError || err instanceof KeystoreError) return err.reason;
   // Our own modules never put secrets in messages; anything else is unexpected but still skipped.
   return `unexpected error: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/** Prefixes a keystore's own reason with its file, as every keystore failure reads. */
+function inKeystore(keystoreFile: string, err: unknown): unknown {
+  return err instanceof KeystoreError
+    ? new KeystoreError(`keystore ${keystoreFile}: ${err.reason}`)
+    : err;
 }
 
 async function listDescriptors(dir: string): Promise<string[]> {
@@ -109,21 +153,53 @@ async function listDescriptors(dir: string): Promise<string[]> {
   }
 }
 
+/** Reads a keystore and its password and validates the keystore; no KDF runs here. */
+async function readKeystore(
+  descriptor: KeystoreDescriptor,
+): Promise<Omit<ReadKeystore, "order" | "file" | "label">> {
+  const { keystoreFile } = descriptor;
+  const bytes = await readBoundedFile(keystoreFile, MAX_KEYSTORE_BYTES, "keystore file");
+  let keystore: unknown;
+  try {
+    keystore = JSON.parse(bytes.toString("utf8"));
+  } catch (err) {
+    const detail = err instanceof Error ? `: ${err.message}` : "";
+    throw new DescriptorError(`keystore file ${keystoreFile} is not valid JSON${detail}`);
+  }
+  const password = await readPasswordFile(descriptor.keystorePasswordFile);
+  let kdf: KeystoreKdfCost;
+  try {
+    kdf = keystoreKdfCost(keystore);
+  } catch (err) {
+    throw inKeystore(keystoreFile, err);
+  }
+  const keystoreHash = createHash("sha256").update(bytes).digest();
+  return {
+    keystoreFile,
+    keystore,
+    password,
+    cache: { keystoreHash, password: normalizePassword(password), kdf },
+  };
+}
+
 export async function loadFilesystemKeys(
   options: FilesystemLoadOptions,
 ): Promise<FilesystemLoadResult> {
   const { bls, logger } = options;
+  const decrypt = options.decrypt ?? decryptKeystore;
   const started = performance.now();
   const rawLimit = createSemaphore(options.rawConcurrency);
-  const keystoreLimit = createSemaphore(options.keystoreConcurrency);
+  const readLimit = createSemaphore(options.keystoreConcurrency);
+  const kdfLimit = createSemaphore(Math.min(options.keystoreConcurrency, availableParallelism()));
   const outcomes: Outcome[] = [];
+  const keystores: ReadKeystore[] = [];
 
   const failed = (order: Order, file: string, reason: string) => {
     logger.warn("key not loaded", { file, reason });
     outcomes.push({ order, file, ok: false, reason });
   };
 
-  /** Imports and then zeroes the secret, whatever happens. */
+  /** Imports the secret; the caller zeroes it. */
   const importSecret = (secret: Uint8Array): { key: BlsSecretKey; pubkey: string } => {
     try {
       const key = bls.importSecretKey(secret);
@@ -131,31 +207,6 @@ export async function loadFilesystemKeys(
     } catch (err) {
       const detail = err instanceof Error ? err.message : "rejected";
       throw new DescriptorError(`invalid private key: ${detail}`);
-    } finally {
-      secret.fill(0);
-    }
-  };
-
-  const loadKeystore = async (descriptor: KeystoreDescriptor) => {
-    const { keystoreFile } = descriptor;
-    const bytes = await readBoundedFile(keystoreFile, MAX_KEYSTORE_BYTES, "keystore file");
-    let keystore: unknown;
-    try {
-      keystore = JSON.parse(bytes.toString("utf8"));
-    } catch (err) {
-      const detail = err instanceof Error ? `: ${err.message}` : "";
-      throw new DescriptorError(`keystore file ${keystoreFile} is not valid JSON${detail}`);
-    }
-    const password = await readPasswordFile(descriptor.keystorePasswordFile);
-    try {
-      const imported = importSecret(await decryptKeystore(keystore, password));
-      verifyKeystorePubkey(keystore, imported.key.publicKey);
-      return imported;
-    } catch (err) {
-      if (err instanceof KeystoreError) {
-        throw new KeystoreError(`keystore ${keystoreFile}: ${err.reason}`);
-      }
-      throw err;
     }
   };
 
@@ -183,11 +234,13 @@ export async function loadFilesystemKeys(
       }
       const { descriptor } = document;
       try {
-        const { key, pubkey } =
-          descriptor.type === "file-raw"
-            ? await rawLimit.run(() => importSecret(descriptor.privateKey))
-            : await keystoreLimit.run(() => loadKeystore(descriptor));
-        outcomes.push({ order: docOrder, file, ok: true, key, pubkey });
+        if (descriptor.type === "file-raw") {
+          const { key, pubkey } = await rawLimit.run(() => importSecret(descriptor.privateKey));
+          outcomes.push({ order: docOrder, file, ok: true, key, pubkey });
+        } else {
+          const read = await readLimit.run(() => readKeystore(descriptor));
+          keystores.push({ order: docOrder, file, label: label(i), ...read });
+        }
       } catch (err) {
         failed(docOrder, file, label(i) + reasonOf(err));
       } finally {
@@ -195,6 +248,58 @@ export async function loadFilesystemKeys(
       }
     });
     await Promise.all(pending);
+  };
+
+  /**
+   * Imports the secret and checks it against the keystore's `pubkey` (and, for a cached secret,
+   * the pubkey sealed with it) before the cache records it. The caller zeroes `secret`.
+   */
+  const accept = (
+    read: ReadKeystore,
+    secret: Uint8Array,
+    cache: KeystoreCache | undefined,
+    sealedPubkey?: string,
+  ) => {
+    const imported = importSecret(secret);
+    try {
+      verifyKeystorePubkey(read.keystore, imported.key.publicKey);
+      if (sealedPubkey !== undefined && sealedPubkey !== imported.pubkey) {
+        throw new KeystoreError("the cached pubkey does not match the cached secret");
+      }
+    } catch (err) {
+      bls.forget?.(imported.key);
+      throw inKeystore(read.keystoreFile, err);
+    }
+    cache?.keep(read.cache, imported.pubkey, secret);
+    return imported;
+  };
+
+  const unlock = async (read: ReadKeystore, cache: KeystoreCache | undefined) => {
+    const cached = cache?.lookup(read.cache);
+    if (cached) {
+      try {
+        return accept(read, cached.secret, cache, cached.pubkey);
+      } catch (err) {
+        // Authenticated, yet refused: never trusted; the keystore itself decides below.
+        logger.warn("keystore cache entry refused, decrypting the keystore", {
+          file: read.file,
+          reason: reasonOf(err),
+        });
+      } finally {
+        cached.secret.fill(0);
+      }
+    }
+    let secret: Uint8Array;
+    try {
+      secret = await kdfLimit.run(() => decrypt(read.keystore, read.password));
+    } catch (err) {
+      throw inKeystore(read.keystoreFile, err);
+    }
+    try {
+      return accept(read, secret, cache);
+    } finally {
+      secret.fill(0);
+    }
   };
 
   const seenDirs = new Set<string>();
@@ -219,6 +324,32 @@ export async function loadFilesystemKeys(
     );
   }
   await Promise.all(tasks);
+
+  const cache = options.cache
+    ? await openKeystoreCache({
+        path: options.cache.path,
+        keystores: keystores.map((k) => k.cache),
+        logger,
+      })
+    : undefined;
+  try {
+    await Promise.all(
+      keystores.map(async (read) => {
+        try {
+          const { key, pubkey } = await unlock(read, cache);
+          outcomes.push({ order: read.order, file: read.file, ok: true, key, pubkey });
+        } catch (err) {
+          failed(read.order, read.file, read.label + reasonOf(err));
+        }
+      }),
+    );
+  } finally {
+    for (const read of keystores) read.cache.password.fill(0);
+    if (cache) {
+      cache.finish();
+      logger.info("keystore cache", { path: cache.path, state: cache.state, ...cache.stats });
+    }
+  }
 
   outcomes.sort((a, b) => compareOrder(a.order, b.order));
   const keys: FilesystemKey[] = [];

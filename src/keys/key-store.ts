@@ -11,9 +11,22 @@ export interface StoredKey {
   readonly readonly: boolean;
 }
 
+export interface KeyStoreOptions {
+  /**
+   * Called with each entry `remove` takes out, so the BLS backend can let go of its secret
+   * (a worker pool wipes it in the worker).
+   */
+  onRemove?: (entry: StoredKey) => void;
+}
+
 /** The keys this signer can sign with, in memory, by lower-case pubkey. */
 export class KeyStore {
   readonly #keys = new Map<string, StoredKey>();
+  readonly #onRemove: ((entry: StoredKey) => void) | undefined;
+
+  constructor(options: KeyStoreOptions = {}) {
+    this.#onRemove = options.onRemove;
+  }
 
   /** False (and nothing changes) when the pubkey is already present. */
   add(entry: StoredKey): boolean {
@@ -27,7 +40,11 @@ export class KeyStore {
   }
 
   remove(pubkey: string): boolean {
-    return this.#keys.delete(pubkey);
+    const entry = this.#keys.get(pubkey);
+    if (entry === undefined) return false;
+    this.#keys.delete(pubkey);
+    this.#onRemove?.(entry);
+    return true;
   }
 
   pubkeys(): string[] {

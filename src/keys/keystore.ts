@@ -138,7 +138,7 @@ function parseKdf(kdf: Json): ScryptParams | Pbkdf2Params {
 }
 
 /** Bytes OpenSSL's scrypt allocates (and checks against `maxmem`): V = 128·r·(n+2), B = 128·r·p. */
-function scryptMemory(n: number, r: number, p: number): number {
+export function scryptMemory(n: number, r: number, p: number): number {
   return 128 * r * (n + 2) + 128 * r * p;
 }
 
@@ -257,6 +257,23 @@ export async function decryptKeystore(keystore: unknown, password: string): Prom
     dk.fill(0);
     for (const part of plain) part.fill(0);
   }
+}
+
+/** A keystore's KDF and its cost, without the salt. */
+export type KeystoreKdfCost =
+  | { fn: "scrypt"; n: number; r: number; p: number }
+  | { fn: "pbkdf2"; c: number };
+
+/**
+ * Validates the whole keystore exactly as `decryptKeystore` does (same `KeystoreError`s) and
+ * returns its KDF cost without running the KDF: the keystore cache (keystore-cache.ts) sizes its
+ * own KDF from it, and a malformed keystore is refused before any expensive work.
+ */
+export function keystoreKdfCost(keystore: unknown): KeystoreKdfCost {
+  const { kdf } = parseKeystore(keystore);
+  return kdf.fn === "scrypt"
+    ? { fn: kdf.fn, n: kdf.n, r: kdf.r, p: kdf.p }
+    : { fn: kdf.fn, c: kdf.c };
 }
 
 /**

@@ -72,8 +72,11 @@ export class SigningService {
       // The key may have been removed while the job waited in the queue.
       const entry = this.deps.keys.get(pubkey);
       if (!entry) throw unknownKey(pubkey);
-      const signature = await tracer.span("bls_sign", {}, async () =>
-        this.deps.bls.sign(entry.key, request.signingRoot),
+      // With a worker pool this span also covers the wait for the key's worker.
+      const signature = await tracer.span(
+        "bls_sign",
+        {},
+        async () => await this.deps.bls.sign(entry.key, request.signingRoot),
       );
       this.deps.canaries.observe(pubkey, request.operation, context.requestId);
       if (log.enabled("debug")) {

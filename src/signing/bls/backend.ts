@@ -24,8 +24,23 @@ export interface BlsBackend {
    * it is not 32 bytes, is zero, or is not below the curve order. Callers zero their copy after.
    */
   importSecretKey(secret: Uint8Array): BlsSecretKey;
-  /** Signs `message` (for Ethereum: a 32-byte signing root). Returns the 96-byte compressed signature. */
-  sign(key: BlsSecretKey, message: Uint8Array): Uint8Array;
+  /**
+   * Signs `message` (for Ethereum: a 32-byte signing root). Returns the 96-byte compressed
+   * signature, or a promise of it when the signing happens elsewhere (the worker pool, pool.ts).
+   */
+  sign(key: BlsSecretKey, message: Uint8Array): Uint8Array | Promise<Uint8Array>;
   /** False for any malformed input (bad point encodings, infinity pubkey, wrong lengths); never throws. */
   verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
+  /**
+   * Drops a key that leaves the key store: signing with it fails afterwards, and the backend
+   * lets go of (and where it can, wipes) the secret. Optional: a backend without it relies on
+   * the handle being garbage-collected.
+   */
+  forget?(key: BlsSecretKey): void;
+}
+
+/** A backend that signs on the calling thread (blst, noble): `sign` returns the bytes directly. */
+export interface LocalBlsBackend extends BlsBackend {
+  sign(key: BlsSecretKey, message: Uint8Array): Uint8Array;
+  forget(key: BlsSecretKey): void;
 }

@@ -4,10 +4,10 @@
  * imports it dynamically, unless a hard failure at import time is what you want.
  */
 import { PublicKey, SecretKey, Signature, verify } from "@chainsafe/blst";
-import type { BlsBackend, BlsSecretKey } from "./backend";
+import type { BlsSecretKey, LocalBlsBackend } from "./backend";
 import { createKeyHandle, hasVerifyShape, parseSecretScalar } from "./key";
 
-export function createBlstBackend(): BlsBackend {
+export function createBlstBackend(): LocalBlsBackend {
   // The native secret keys live only here, reachable from the handles this backend issued.
   const secrets = new WeakMap<BlsSecretKey, SecretKey>();
 
@@ -34,6 +34,11 @@ export function createBlstBackend(): BlsBackend {
       if (sk === undefined) throw new Error("BLS key was not imported by the blst backend");
       if (!(message instanceof Uint8Array)) throw new Error("BLS message must be a byte array");
       return sk.sign(message).toBytes(true);
+    },
+
+    forget(key: BlsSecretKey): void {
+      // Nothing to zero from here: blst's SecretKey has no wipe; its native memory goes with the object.
+      secrets.delete(key);
     },
 
     verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { inspect } from "node:util";
 import { bls12_381 } from "@noble/curves/bls12-381.js";
 import { be32, hex, loadJsonVectors, unhex } from "../../../test/signing/bls-support";
-import type { BlsBackend } from "./backend";
+import type { LocalBlsBackend } from "./backend";
 import { createBlstBackend } from "./blst";
 import { CURVE_ORDER } from "./key";
 import { createNobleBackend } from "./noble";
@@ -37,7 +37,7 @@ function messageOf(fn: () => unknown): string {
   throw new Error("expected a throw");
 }
 
-const backends: [string, () => BlsBackend][] = [
+const backends: [string, () => LocalBlsBackend][] = [
   ["noble", createNobleBackend],
   ["blst", createBlstBackend],
 ];

@@ -4,13 +4,13 @@
  * gives signatures no Ethereum client accepts.
  */
 import { bls12_381 } from "@noble/curves/bls12-381.js";
-import { type BlsBackend, type BlsSecretKey, ETH_BLS_DST } from "./backend";
+import { type BlsSecretKey, ETH_BLS_DST, type LocalBlsBackend } from "./backend";
 import { createKeyHandle, hasVerifyShape, parseSecretScalar } from "./key";
 
 const sigs = bls12_381.longSignatures;
 const G1 = bls12_381.G1.Point;
 
-export function createNobleBackend(): BlsBackend {
+export function createNobleBackend(): LocalBlsBackend {
   // The secret scalars live only here, reachable from the handles this backend issued.
   const secrets = new WeakMap<BlsSecretKey, bigint>();
 
@@ -30,6 +30,11 @@ export function createNobleBackend(): BlsBackend {
       if (!(message instanceof Uint8Array)) throw new Error("BLS message must be a byte array");
       const hashed = sigs.hash(message, ETH_BLS_DST);
       return sigs.Signature.toBytes(hashed.multiply(scalar));
+    },
+
+    forget(key: BlsSecretKey): void {
+      // Nothing to zero from here: a bigint cannot be overwritten, only let go of.
+      secrets.delete(key);
     },
 
     verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {

@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import type { BlsBackend } from "./backend";
+import type { LocalBlsBackend } from "./backend";
 import { createBlstBackend } from "./blst";
 import { createNobleBackend } from "./noble";
 import { chooseBackend, loadBlsBackend, selfTestBackend } from "./select";
 
 /** A real blst backend whose signatures are off by one bit, as a miscompiled build might be. */
-function corruptedBlst(): BlsBackend {
+function corruptedBlst(): LocalBlsBackend {
   const real = createBlstBackend();
   return {
     name: "blst",
@@ -16,16 +16,17 @@ function corruptedBlst(): BlsBackend {
       return sig;
     },
     verify: (pk, msg, sig) => real.verify(pk, msg, sig),
+    forget: (key) => real.forget(key),
   };
 }
 
 /** A real blst backend whose verify accepts anything. */
-function permissiveBlst(): BlsBackend {
+function permissiveBlst(): LocalBlsBackend {
   const real = createBlstBackend();
   return { ...real, name: "blst", verify: () => true };
 }
 
-const failingLoader = async (): Promise<BlsBackend> => {
+const failingLoader = async (): Promise<LocalBlsBackend> => {
   throw new Error("Cannot find module '@chainsafe/blst-linux-x64-gnu'");
 };
 

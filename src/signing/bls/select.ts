@@ -3,24 +3,25 @@
  * try/catch, so a missing or broken native module degrades to noble instead of crashing; before
  * blst is used it must sign a fixed message exactly as noble does (catches a miscompiled build).
  */
-import type { BlsBackend } from "./backend";
+import type { LocalBlsBackend } from "./backend";
 import { toHex } from "./key";
 import { createNobleBackend } from "./noble";
 
 export type BlsBackendPreference = "auto" | "blst" | "noble";
 
 export interface BlsBackendSelection {
-  backend: BlsBackend;
+  backend: LocalBlsBackend;
   /** Why the preferred backend was not used (only for "auto" falling back to noble). */
   note?: string;
 }
 
-// Fixed self-test input: a valid, non-secret scalar and a 32-byte message.
-const SELF_TEST_KEY = Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 0x2a : i));
-const SELF_TEST_MESSAGE = Uint8Array.from({ length: 32 }, (_, i) => 0xa0 ^ i);
+// Fixed self-test input: a valid, non-secret scalar and a 32-byte message (the worker pool uses
+// them too, to check each worker it starts).
+export const SELF_TEST_KEY = Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 0x2a : i));
+export const SELF_TEST_MESSAGE = Uint8Array.from({ length: 32 }, (_, i) => 0xa0 ^ i);
 
 /** Loads the native backend; rejects when @chainsafe/blst (or its .node binding) cannot load. */
-export async function loadBlstBackend(): Promise<BlsBackend> {
+export async function loadBlstBackend(): Promise<LocalBlsBackend> {
   const { createBlstBackend } = await import("./blst");
   return createBlstBackend();
 }
@@ -33,7 +34,10 @@ function reasonOf(error: unknown): string {
  * Signs the fixed self-test message with `candidate` and with `reference`; returns a description of
  * the mismatch, or undefined when the public keys and signatures agree and verify both ways.
  */
-export function selfTestBackend(candidate: BlsBackend, reference: BlsBackend): string | undefined {
+export function selfTestBackend(
+  candidate: LocalBlsBackend,
+  reference: LocalBlsBackend,
+): string | undefined {
   try {
     const got = candidate.importSecretKey(SELF_TEST_KEY);
     const want = reference.importSecretKey(SELF_TEST_KEY);
@@ -61,7 +65,7 @@ export function selfTestBackend(candidate: BlsBackend, reference: BlsBackend): s
  */
 export async function chooseBackend(
   preference: BlsBackendPreference,
-  loadBlst: () => Promise<BlsBackend>,
+  loadBlst: () => Promise<LocalBlsBackend>,
 ): Promise<BlsBackendSelection> {
   const noble = createNobleBackend();
   if (preference === "noble") return { backend: noble };

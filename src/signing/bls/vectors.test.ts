@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { hex, loadJsonVectors, loadYamlVectors, unhex } from "../../../test/signing/bls-support";
-import { type BlsBackend, ETH_BLS_DST } from "./backend";
+import { ETH_BLS_DST, type LocalBlsBackend } from "./backend";
 import { createBlstBackend } from "./blst";
 import { createNobleBackend } from "./noble";
 
@@ -26,7 +26,7 @@ describe("BLS vector files", () => {
   });
 });
 
-const backends: [string, () => BlsBackend][] = [
+const backends: [string, () => LocalBlsBackend][] = [
   ["noble", createNobleBackend],
   ["blst", createBlstBackend],
 ];
@@ -35,7 +35,7 @@ describe.each(backends)("%s backend against consensus-spec-tests BLS vectors", (
   const backend = create();
 
   test("reports its name", () => {
-    expect(backend.name).toBe(name as BlsBackend["name"]);
+    expect(backend.name).toBe(name as LocalBlsBackend["name"]);
   });
 
   for (const v of vectors.sign) {

@@ -1,0 +1,54 @@
+import { describe, expect, test } from "bun:test";
+import { createKeyHandle } from "../signing/bls/key";
+import { KeyStore, type StoredKey } from "./key-store";
+
+function entry(byte: number): StoredKey {
+  const publicKey = new Uint8Array(48).fill(byte);
+  return {
+    pubkey: `0x${Buffer.from(publicKey).toString("hex")}`,
+    key: createKeyHandle("noble", publicKey),
+    source: "filesystem",
+    readonly: true,
+  };
+}
+
+describe("KeyStore onRemove", () => {
+  test("is called once with the removed entry, after it left the store", () => {
+    const removed: StoredKey[] = [];
+    const keys = new KeyStore({
+      onRemove: (gone) => {
+        expect(keys.get(gone.pubkey)).toBeUndefined();
+        removed.push(gone);
+      },
+    });
+    const a = entry(1);
+    const b = entry(2);
+    keys.add(a);
+    keys.add(b);
+    expect(keys.remove(a.pubkey)).toBe(true);
+    expect(removed).toEqual([a]);
+    expect(removed[0]?.key).toBe(a.key);
+    expect(keys.pubkeys()).toEqual([b.pubkey]);
+  });
+
+  test("is not called for an absent pubkey or a refused duplicate", () => {
+    const removed: StoredKey[] = [];
+    const keys = new KeyStore({ onRemove: (gone) => removed.push(gone) });
+    const a = entry(1);
+    keys.add(a);
+    expect(keys.add(entry(1))).toBe(false);
+    expect(keys.remove(entry(3).pubkey)).toBe(false);
+    expect(removed).toEqual([]);
+    keys.remove(a.pubkey);
+    expect(keys.remove(a.pubkey)).toBe(false);
+    expect(removed).toHaveLength(1);
+  });
+
+  test("a store without options still adds and removes", () => {
+    const keys = new KeyStore();
+    const a = entry(1);
+    expect(keys.add(a)).toBe(true);
+    expect(keys.remove(a.pubkey)).toBe(true);
+    expect(keys.count()).toBe(0);
+  });
+});
