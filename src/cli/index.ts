@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { loadBlsBackend } from "../signing/bls/select";
 import { VERSION, versionLine } from "../version";
 import { configCommand } from "./config";
 import { operatorCommand } from "./operator/index";
@@ -6,9 +7,14 @@ import { serveCommand } from "./serve";
 import { slashingCommand } from "./slashing";
 
 const versionCommand = defineCommand({
-  meta: { name: "version", description: "Print the version and build commit" },
-  run() {
-    process.stdout.write(`${versionLine()}\n`);
+  meta: {
+    name: "version",
+    description: "Print the version, build commit, Bun version and the BLS backend `auto` picks",
+  },
+  async run() {
+    // What `bls.backend: auto` would use here: blst when it loads and passes its self-test.
+    const { backend } = await loadBlsBackend("auto");
+    process.stdout.write(`${versionLine()}, bls ${backend.name}\n`);
   },
 });
 

@@ -239,13 +239,17 @@ describe("CLI surface", () => {
     }
   });
 
-  test("sigil version prints the package version", async () => {
+  test("sigil version prints the package version, the commit, Bun's version and the BLS backend", async () => {
     const pkg = await Bun.file(new URL("../../package.json", import.meta.url)).json();
     const result = runSigil(["version"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      new RegExp(`^sigil ${pkg.version.replaceAll(".", "\\.")} \\(commit \\S+, bun `),
+      new RegExp(
+        `^sigil ${pkg.version.replaceAll(".", "\\.")} \\(commit \\S+, bun ${Bun.version.replaceAll(".", "\\.")}\\), bls (blst|noble)\n$`,
+      ),
     );
+    // blst is embedded in the binary and installed for the sources: auto must find it.
+    expect(result.stdout).toContain("bls blst");
   });
 
   test("an unknown flag is a usage error (exit 2) naming the flag", () => {
