@@ -11,7 +11,7 @@
 import { createHash, hkdfSync } from "node:crypto";
 import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from "@scure/bip39";
 import { wordlist as ENGLISH_WORDLIST } from "@scure/bip39/wordlists/english.js";
-import { type BlsBackend, SECRET_KEY_BYTES } from "../../signing/bls/backend";
+import { type BlsBackend, type BlsSecretKey, SECRET_KEY_BYTES } from "../../signing/bls/backend";
 import { CURVE_ORDER, toHex } from "../../signing/bls/key";
 import { createNobleBackend } from "../../signing/bls/noble";
 
@@ -196,6 +196,8 @@ export interface DerivedValidatorKey {
   readonly secretKey: Uint8Array;
   /** Compressed G1 public key: 0x and 96 lowercase hex digits. */
   readonly pubkey: string;
+  /** The key as `bls` imported it to compute `pubkey`: callers sign with it, not re-import it. */
+  readonly key: BlsSecretKey;
 }
 
 /**
@@ -226,16 +228,17 @@ export function deriveValidatorKeys(
   for (let index = start; index < start + count; index++) {
     const scalar = [index, 0, 0].reduce(deriveChildSK, account);
     const secretKey = i2osp(scalar, SECRET_KEY_BYTES);
-    let pubkey: string;
+    let key: BlsSecretKey;
     try {
-      pubkey = `0x${toHex(bls.importSecretKey(secretKey).publicKey)}`;
+      key = bls.importSecretKey(secretKey);
     } catch (error) {
       // Nothing is returned, so nobody else would zero the keys derived so far.
       secretKey.fill(0);
-      for (const key of keys) key.secretKey.fill(0);
+      for (const derived of keys) derived.secretKey.fill(0);
       throw error;
     }
-    keys.push({ index, path: validatorSigningPath(index), secretKey, pubkey });
+    const pubkey = `0x${toHex(key.publicKey)}`;
+    keys.push({ index, path: validatorSigningPath(index), secretKey, pubkey, key });
   }
   return keys;
 }

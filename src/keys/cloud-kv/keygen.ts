@@ -96,7 +96,6 @@ export class CloudKvKeygen {
     derived: DerivedValidatorKey,
     written: string[],
   ): Promise<void> {
-    const key = this.deps.bls.importSecretKey(derived.secretKey);
     const now = (this.deps.now ?? Date.now)();
     const item = {
       pubkey: derived.pubkey,
@@ -109,7 +108,12 @@ export class CloudKvKeygen {
     if (!(await this.#writes.run(() => this.deps.table.putNew(item))))
       throw new Error(`generated pubkey ${derived.pubkey} already exists in the table`);
     written[derived.index] = derived.pubkey;
-    this.deps.keys.add({ pubkey: derived.pubkey, key, source: "cloud_kv", readonly: false });
+    this.deps.keys.add({
+      pubkey: derived.pubkey,
+      key: derived.key,
+      source: "cloud_kv",
+      readonly: false,
+    });
   }
 
   private async rollBack(written: readonly string[]): Promise<void> {
