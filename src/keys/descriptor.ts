@@ -166,10 +166,12 @@ export async function readBoundedFile(
   path: string,
   maxBytes: number,
   what: string,
+  onMode?: (path: string, mode: number) => void,
 ): Promise<Buffer> {
   try {
     const info = await stat(path);
     if (info.isDirectory()) throw new DescriptorError(`${what} ${path} is a directory`);
+    onMode?.(path, info.mode);
     if (info.size > maxBytes) {
       throw new DescriptorError(`${what} ${path} is larger than ${maxBytes} bytes`);
     }
@@ -210,8 +212,11 @@ export function stripFinalLineEnding(text: string): string {
 }
 
 /** Reads a keystore password file (UTF-8), dropping only the final line ending. */
-export async function readPasswordFile(path: string): Promise<string> {
-  const bytes = await readBoundedFile(path, MAX_PASSWORD_FILE_BYTES, "password file");
+export async function readPasswordFile(
+  path: string,
+  onMode?: (path: string, mode: number) => void,
+): Promise<string> {
+  const bytes = await readBoundedFile(path, MAX_PASSWORD_FILE_BYTES, "password file", onMode);
   try {
     return stripFinalLineEnding(bytes.toString("utf8"));
   } finally {

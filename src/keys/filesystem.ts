@@ -38,6 +38,7 @@ import {
   readBoundedFile,
   readPasswordFile,
 } from "./descriptor";
+import { createLooseModeReport } from "./file-mode";
 import {
   decryptKeystore,
   KeystoreError,
@@ -156,9 +157,10 @@ async function listDescriptors(dir: string): Promise<string[]> {
 /** Reads a keystore and its password and validates the keystore; no KDF runs here. */
 async function readKeystore(
   descriptor: KeystoreDescriptor,
+  onMode: (path: string, mode: number) => void,
 ): Promise<Omit<ReadKeystore, "order" | "file" | "label">> {
   const { keystoreFile } = descriptor;
-  const bytes = await readBoundedFile(keystoreFile, MAX_KEYSTORE_BYTES, "keystore file");
+  const bytes = await readBoundedFile(keystoreFile, MAX_KEYSTORE_BYTES, "keystore file", onMode);
   let keystore: unknown;
   try {
     keystore = JSON.parse(bytes.toString("utf8"));
@@ -166,7 +168,7 @@ async function readKeystore(
     const detail = err instanceof Error ? `: ${err.message}` : "";
     throw new DescriptorError(`keystore file ${keystoreFile} is not valid JSON${detail}`);
   }
-  const password = await readPasswordFile(descriptor.keystorePasswordFile);
+  const password = await readPasswordFile(descriptor.keystorePasswordFile, onMode);
   let kdf: KeystoreKdfCost;
   try {
     kdf = keystoreKdfCost(keystore);
@@ -193,6 +195,8 @@ export async function loadFilesystemKeys(
   const kdfLimit = createSemaphore(Math.min(options.keystoreConcurrency, availableParallelism()));
   const outcomes: Outcome[] = [];
   const keystores: ReadKeystore[] = [];
+  const looseModes = createLooseModeReport();
+  const onMode = looseModes.check;
 
   const failed = (order: Order, file: string, reason: string) => {
     logger.warn("key not loaded", { file, reason });
@@ -214,10 +218,16 @@ export async function loadFilesystemKeys(
     let documents: DescriptorDocument[];
     try {
       documents = await rawLimit.run(async () => {
-        const bytes = await readBoundedFile(file, MAX_DESCRIPTOR_BYTES, "descriptor");
+        let mode = 0;
+        const bytes = await readBoundedFile(file, MAX_DESCRIPTOR_BYTES, "descriptor", (_, m) => {
+          mode = m;
+        });
         const text = bytes.toString("utf8");
         bytes.fill(0);
-        return parseDescriptorFile(text, file);
+        const parsed = parseDescriptorFile(text, file);
+        // Only a descriptor holding a raw key is a secret; one naming a keystore is not.
+        if (parsed.some((d) => d.ok && d.descriptor.type === "file-raw")) onMode(file, mode);
+        return parsed;
       });
     } catch (err) {
       failed(order, file, reasonOf(err));
@@ -238,7 +248,7 @@ export async function loadFilesystemKeys(
           const { key, pubkey } = await rawLimit.run(() => importSecret(descriptor.privateKey));
           outcomes.push({ order: docOrder, file, ok: true, key, pubkey });
         } else {
-          const read = await readLimit.run(() => readKeystore(descriptor));
+          const read = await readLimit.run(() => readKeystore(descriptor, onMode));
           keystores.push({ order: docOrder, file, label: label(i), ...read });
         }
       } catch (err) {
@@ -324,6 +334,7 @@ export async function loadFilesystemKeys(
     );
   }
   await Promise.all(tasks);
+  looseModes.flush(logger);
 
   const cache = options.cache
     ? await openKeystoreCache({

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createCipheriv, createHash, pbkdf2Sync, randomBytes } from "node:crypto";
 import {
+  chmodSync,
   copyFileSync,
   mkdirSync,
   mkdtempSync,
@@ -277,7 +278,7 @@ describe("loadFilesystemKeys", () => {
 
     const records = log.records();
     for (const [file, reason] of broken) {
-      const line = records.find((r) => r.level === "warn" && r.file === file);
+      const line = records.find((r) => r.msg === "key not loaded" && r.file === file);
       expect({ file, reason: line?.reason }).toEqual({
         file,
         reason: expect.stringContaining(reason),
@@ -362,6 +363,58 @@ describe("loadFilesystemKeys", () => {
       logger,
     });
     expect(result.keys.map((k) => k.pubkey)).toEqual([VECTOR_PUBKEY]);
+  });
+});
+
+describe("key files open to group or others", () => {
+  test("raw-key descriptors, keystores and password files with loose modes are named in a warning; keystore-only descriptors and 0600 files are not", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sigil-modes-"));
+    try {
+      const file = (name: string, text: string, mode: number) => {
+        writeFileSync(join(dir, name), text);
+        chmodSync(join(dir, name), mode);
+        return join(dir, name);
+      };
+      const looseRaw = file(
+        "raw-loose.yaml",
+        `type: file-raw\nprivateKey: ${secretHex[0]}\n`,
+        0o644,
+      );
+      file("raw-tight.yaml", `type: file-raw\nprivateKey: ${secretHex[1]}\n`, 0o600);
+      const keystore = file(
+        "k2.json",
+        JSON.stringify(encryptKeystore(secrets[2] ?? new Uint8Array(), "pw2", pubkeys[2])),
+        0o640,
+      );
+      const password = file("k2.password", "pw2", 0o604);
+      file(
+        "ks2.yaml",
+        `type: file-keystore\nkeystoreFile: k2.json\nkeystorePasswordFile: k2.password\n`,
+        0o644,
+      );
+      const log = memoryLogger();
+      const result = await loadFilesystemKeys({
+        paths: [dir],
+        keystoreConcurrency: 2,
+        rawConcurrency: 2,
+        bls,
+        logger: log.logger,
+      });
+      expect(result.keys.map((k) => k.pubkey).sort()).toEqual(
+        [pubkeys[0], pubkeys[1], pubkeys[2]].sort(),
+      );
+      const warned = log
+        .records()
+        .filter((r) => r.level === "warn" && String(r.msg).includes("chmod 600"))
+        .map((r) => [r.file, r.mode]);
+      expect(warned).toEqual([
+        [keystore, "0640"],
+        [password, "0604"],
+        [looseRaw, "0644"],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
