@@ -19,7 +19,7 @@ afterAll(() => dir.remove());
  * raw keys and keystore passwords, Key Manager imports, wrong tokens, wrong passwords, config
  * errors. No secret may appear anywhere in what sigil writes.
  */
-test("no test secret ever appears in the logs, answers or CLI output", async () => {
+test("no test secret ever appears in the logs, answers, metrics or CLI output", async () => {
   const token = "static-secret-token-0123456789";
   const envToken = "env-secret-token-0123456789ab";
   const kmPassword = "key-manager-password-never-logged";
@@ -101,6 +101,11 @@ test("no test secret ever appears in the logs, answers or CLI output", async () 
       "/eth/v1/keystores",
       json(`Bearer ${token}`, "POST", { keystores: [`{"bad": "${kmPassword}"`], passwords: ["x"] }),
     );
+    // Metrics are scraped after every path above ran: labels must not carry a secret either.
+    const metrics = await fetch(`${signer.metricsUrl}/metrics`);
+    const exposition = await metrics.text();
+    expect(exposition).toContain("signer_"); // really the exposition, not an error page
+    output.push(exposition);
   } finally {
     await signer.stop();
   }
