@@ -3,6 +3,7 @@ import type { Config } from "../config/schema";
 import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
 import { SignerMetrics } from "../observability/metrics";
+import type { BlsWorkerStats } from "../signing/bls/pool";
 import type { CanaryCounter } from "../signing/canary";
 import type { JobLimiter } from "../signing/limiter";
 import type { SigningObserver } from "../signing/service";
@@ -23,7 +24,14 @@ const AUTH_DENIALS = new Set(["unauthorized", "invalid_token", "forbidden"]);
 /** Gauges read memory only at scrape time; nothing here touches a database or the request path. */
 export function wireMetrics(
   config: Config,
-  deps: { limiter: JobLimiter; keys: KeyStore; logger: Logger; isUnsealed: () => boolean },
+  deps: {
+    limiter: JobLimiter;
+    keys: KeyStore;
+    logger: Logger;
+    isUnsealed: () => boolean;
+    /** The BLS worker pool's per-worker figures; empty when signing on the main thread. */
+    blsWorkers: () => readonly BlsWorkerStats[];
+  },
 ): MetricsWiring {
   const metrics = new SignerMetrics();
   metrics.gauge(
@@ -40,6 +48,29 @@ export function wireMetrics(
     "signer_seal_state",
     "1 when the signer is unsealed and can sign, 0 when sealed or uninitialized.",
     () => (deps.isUnsealed() ? 1 : 0),
+  );
+
+  // One series per worker thread: a worker whose queue grows while the others idle points at
+  // keys unevenly spread or a stuck thread.
+  const perWorker = (field: keyof BlsWorkerStats) => () =>
+    Object.fromEntries(deps.blsWorkers().map((stats, index) => [String(index), stats[field]]));
+  metrics.labelledGauge(
+    "signer_bls_worker_keys",
+    "Keys held by each BLS worker thread.",
+    "worker",
+    perWorker("keys"),
+  );
+  metrics.labelledGauge(
+    "signer_bls_worker_queued",
+    "Signatures waiting to be sent to each BLS worker thread.",
+    "worker",
+    perWorker("queued"),
+  );
+  metrics.labelledGauge(
+    "signer_bls_worker_in_flight",
+    "Signatures sent to each BLS worker thread and not yet answered.",
+    "worker",
+    perWorker("inFlight"),
   );
 
   const observer: SigningObserver = {

@@ -20,7 +20,7 @@ import { HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
 import { createTracer, type Tracer } from "../observability/tracing";
 import type { BlsBackend } from "../signing/bls/backend";
-import { createPooledBackend, defaultBlsWorkers } from "../signing/bls/pool";
+import { type BlsWorkerStats, createPooledBackend, defaultBlsWorkers } from "../signing/bls/pool";
 import { loadBlsBackend } from "../signing/bls/select";
 import { CanaryMonitor } from "../signing/canary";
 import { JobLimiter } from "../signing/limiter";
@@ -76,6 +76,8 @@ export async function startSigner(
 /** The BLS backend and how to release it (a worker pool's threads). */
 interface RunningBls {
   backend: BlsBackend;
+  /** Per worker thread; empty when signing on the main thread. */
+  workerStats(): BlsWorkerStats[];
   close(): Promise<void>;
 }
 
@@ -88,7 +90,7 @@ async function startBls(config: Config, logger: Logger): Promise<RunningBls> {
   const workers = config.bls.workers ?? defaultBlsWorkers();
   if (workers === 0) {
     log.info("BLS signing on the main thread (bls.workers is 0)");
-    return { backend, close: async () => {} };
+    return { backend, workerStats: () => [], close: async () => {} };
   }
   const pool = await createPooledBackend(backend, {
     workers,
@@ -99,7 +101,7 @@ async function startBls(config: Config, logger: Logger): Promise<RunningBls> {
     throw new Error(`${reason} (bls.workers: 0 signs on the main thread instead)`);
   });
   log.info("BLS worker pool", { workers, backend: backend.name });
-  return { backend: pool, close: () => pool.close() };
+  return { backend: pool, workerStats: () => pool.stats(), close: () => pool.close() };
 }
 
 async function startWithStore(
@@ -128,7 +130,13 @@ async function startWithStore(
   });
   const seal = auth.seal;
   const isUnsealed = () => seal?.isUnsealed() ?? true;
-  const metrics = wireMetrics(config, { limiter, keys, logger, isUnsealed });
+  const metrics = wireMetrics(config, {
+    limiter,
+    keys,
+    logger,
+    isUnsealed,
+    blsWorkers: running.workerStats,
+  });
   metrics.recordKeyLoadFailures(keySummary.reasons);
   const health = new HealthRegistry();
   // A full queue means new signing requests are being turned away: not ready for more work.

@@ -28,6 +28,7 @@ beforeAll(async () => {
       `key_sources: {filesystem: {paths: ["${keys}"]}}`,
       `antislashing: {backend: sqlite, path: "${join(dir.path, "slashing.sqlite")}"}`,
       `canary_keys: ["${K1}"]`,
+      "bls: {workers: 2}",
       "static_auth:",
       `  policies: [{name: vc, rules: [{effect: allow, scopes: [sign, public_keys], keys: ["${K0}", "${K1}"]}]}]`,
       `  tokens: [{secret: ${TOKEN}, policies: [vc]}]`,
@@ -115,6 +116,13 @@ describe("metrics after real requests", () => {
     ).toBe(1);
     expect(after.get("signer_signing_queue_depth")).toBe(0);
     expect(after.get("signer_seal_state")).toBe(1);
+    // Two keys, two workers: each worker holds one key (fewest-keys placement) and is idle now.
+    for (const worker of ["0", "1"]) {
+      expect(after.get(`signer_bls_worker_keys{worker="${worker}"}`)).toBe(1);
+      expect(after.get(`signer_bls_worker_queued{worker="${worker}"}`)).toBe(0);
+      expect(after.get(`signer_bls_worker_in_flight{worker="${worker}"}`)).toBe(0);
+    }
+    expect(after.has('signer_bls_worker_keys{worker="2"}')).toBe(false);
     expect(after.has("process_cpu_user_seconds_total")).toBe(true);
   });
 
