@@ -25,6 +25,13 @@ export interface RunningDynamo {
   createSlashingTable(name: string): Promise<void>;
   /** Creates a table with sigil's signer_state layout (partition key `pk`, sort key `sk`, strings). */
   createStateTable(name: string): Promise<void>;
+  /**
+   * An outage: closes the listener and every open connection; the tables stay in memory, so
+   * resume() brings them back on the same port.
+   */
+  pause(): Promise<void>;
+  /** Listens again on the same port after pause(). */
+  resume(): Promise<void>;
   /** Destroys every client made here and closes the server. Idempotent. */
   stop(): Promise<void>;
 }
@@ -70,9 +77,20 @@ export async function startDynamo(): Promise<RunningDynamo> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", resolve);
   });
-  const endpoint = `http://127.0.0.1:${portOf(server.address())}`;
+  const port = portOf(server.address());
+  const endpoint = `http://127.0.0.1:${port}`;
   const clients: DynamoDBClient[] = [];
   let stopped: Promise<void> | undefined;
+  let paused = false;
+
+  // Stop accepting first, then cut the kept-alive connections that would hold close() open.
+  // dynalite's own close() also drops its in-memory tables, so pause() uses http.Server's.
+  const close = (how: DynaliteServer["close"]) =>
+    new Promise<void>((resolve, reject) => {
+      how.call(server, (err) => (err ? reject(err) : resolve()));
+      server.closeAllConnections?.();
+    });
+  const listenerOnlyClose = (Object.getPrototypeOf(server) as DynaliteServer).close;
 
   const client = () => {
     const made = dynamoClient(endpoint);
@@ -121,13 +139,23 @@ export async function startDynamo(): Promise<RunningDynamo> {
         admin.destroy();
       }
     },
+    async pause() {
+      if (stopped !== undefined) throw new Error("pause after stop");
+      await close(listenerOnlyClose);
+      paused = true;
+    },
+    async resume() {
+      if (stopped !== undefined) throw new Error("resume after stop");
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, "127.0.0.1", resolve);
+      });
+      paused = false;
+    },
     stop() {
       stopped ??= (async () => {
         for (const made of clients) made.destroy();
-        server.closeAllConnections?.();
-        await new Promise<void>((resolve, reject) =>
-          server.close((err) => (err ? reject(err) : resolve())),
-        );
+        if (!paused) await close(server.close);
       })();
       return stopped;
     },

@@ -3,8 +3,8 @@
  *
  * Every call to startPostgres() starts its OWN server: a fresh data directory under the OS temp
  * directory, a free loopback port, TCP only (no Unix socket), no TLS unless asked, fsync off (a
- * test server: durability is not the point). Own servers keep
- * tests independent: a test may stop its server to simulate an outage without touching anyone
+ * test server: durability is not the point). Own servers keep tests independent: a test may
+ * stop its server, or pause() and resume() it, to simulate an outage without touching anyone
  * else's, and several test files of one `bun test` process can each hold one. A server costs a
  * few seconds to start, so a test file should start one in beforeAll and give each store its own
  * empty schema (`createSchema()`, about a millisecond) or database (`createDatabase()`, ~0.2 s).
@@ -42,6 +42,13 @@ export interface PostgresServer {
    * is that schema only (~1 ms): the cheap way to give every store its own empty tables.
    */
   createSchema(): Promise<string>;
+  /**
+   * An outage: stops the server (fast shutdown: open connections are cut, committed data is
+   * flushed) but keeps its data directory, so resume() brings the same databases back.
+   */
+  pause(): Promise<void>;
+  /** Starts a paused server again on the same port and data directory. */
+  resume(): Promise<void>;
   /** Stops the server and removes its data directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -167,7 +174,8 @@ async function startOnce(options: StartOptions): Promise<PostgresServer> {
       user: USER,
       password: PASSWORD,
       authMethod: "scram-sha-256",
-      persistent: false,
+      // Kept across pause()/resume(); stop() removes the directory itself.
+      persistent: true,
       createPostgresUser: true,
       initdbFlags: ["--no-sync", "--encoding=UTF8"],
       postgresFlags: [
@@ -251,6 +259,20 @@ async function startOnce(options: StartOptions): Promise<PostgresServer> {
       testDb ??= postgres(urlFor(port, "sigil_test"), { max: 1, onnotice: () => {} });
       await testDb.unsafe(`CREATE SCHEMA ${name}`);
       return `${urlFor(port, "sigil_test")}&search_path=${name}`;
+    },
+    async pause() {
+      if (stopped !== undefined) throw new Error("pause after stop");
+      await withTimeout(server.stop(), 30_000, "postgres stop");
+    },
+    async resume() {
+      if (stopped !== undefined) throw new Error("resume after stop");
+      await withTimeout(
+        server.start().catch((error: unknown) => {
+          throw error instanceof Error ? error : new Error("the postgres process exited");
+        }),
+        START_TIMEOUT_MS,
+        "postgres restart",
+      );
     },
     stop() {
       stopped ??= (async () => {
