@@ -1,6 +1,7 @@
 import type { AnyElysia } from "elysia";
 import { StoreGuard } from "../antislashing/guard";
 import type { SlashingStore } from "../antislashing/store";
+import { ConfigProblemsError } from "../config/problems";
 import type { Config } from "../config/schema";
 import { authenticateWith } from "../http/access";
 import { createHttpApp } from "../http/app";
@@ -14,6 +15,7 @@ import { signerKeysRoutes } from "../http/routes/signer-keys";
 import { signingRoutes } from "../http/routes/signing";
 import { statusRoutes } from "../http/routes/status";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
+import { loadServerTls, type ServerTls } from "../http/tls";
 import { KeyInventory } from "../keys/inventory";
 import { KeyStore } from "../keys/key-store";
 import { HealthRegistry } from "../observability/health";
@@ -49,6 +51,8 @@ export async function startSigner(
   env: Record<string, string | undefined> = process.env,
 ): Promise<RunningSigner> {
   const log = logger.child("app");
+  // Files named by the configuration are checked before anything starts, like the rest of it.
+  const tls = serverTls(config);
   if (config.antislashing.backend === "noop") {
     log.warn(
       "antislashing.backend is noop: NOTHING protects these keys from double votes or surround votes; testing only",
@@ -64,13 +68,20 @@ export async function startSigner(
     // Disabled: a no-op, and the OpenTelemetry SDK is never loaded.
     tracer = await createTracer(config.opentelemetry);
     if (tracer.enabled) log.info("tracing", { endpoint: config.opentelemetry.endpoint });
-    return await startWithStore(config, logger, bls, store, tracer, env);
+    return await startWithStore(config, logger, bls, store, tracer, env, tls);
   } catch (error) {
     await tracer?.shutdown().catch(() => {});
     await store?.close().catch(() => {});
     await bls.close();
     throw error;
   }
+}
+
+function serverTls(config: Config): ServerTls | undefined {
+  if (!config.server.tls) return undefined;
+  const loaded = loadServerTls(config.server.tls);
+  if (!loaded.ok) throw new ConfigProblemsError(loaded.problems);
+  return loaded.tls;
 }
 
 /** The BLS backend and how to release it (a worker pool's threads). */
@@ -111,6 +122,7 @@ async function startWithStore(
   store: SlashingStore,
   tracer: Tracer,
   env: Record<string, string | undefined>,
+  tls: ServerTls | undefined,
 ): Promise<RunningSigner> {
   const log = logger.child("app");
   const bls = running.backend;
@@ -244,6 +256,7 @@ async function startWithStore(
     requestTimeoutMs: config.server.request_timeout_seconds * 1000,
     timeoutMsFor: (request) => keyManager.timeoutMsFor(request) ?? cloudKv?.timeoutMsFor(request),
     cors: corsPolicy(config.server.cors_allowed_origins),
+    tls,
     logger: logger.child("http"),
     handle: (request) =>
       isUnsealed() || servedWhileSealed(new URL(request.url).pathname)
@@ -253,6 +266,15 @@ async function startWithStore(
             "the signer is sealed: a quorum of operators must unseal it (sigil operator unseal)",
           ),
   });
+  if (tls) {
+    log.info("https on the signing listener (metrics stay plain http)", {
+      certificate: tls.subject,
+      expires: tls.notAfter.toISOString(),
+      client_certificates: tls.mutual ? "required" : "not requested",
+    });
+    if (tls.notAfter.getTime() < Date.now())
+      log.warn("the server.tls certificate has expired: clients will refuse it");
+  }
   log.info("sigil listening", {
     version: VERSION,
     url: http.url,

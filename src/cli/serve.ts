@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { unsupportedFeatures } from "../app/features";
 import { listenForStopSignals, runUntilStopped } from "../app/lifecycle";
 import { startSigner } from "../app/signer";
+import { ConfigProblemsError } from "../config/problems";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
 import { configArgs, loadConfigOrExit } from "./config-args";
 import { EXIT_USAGE, fail, failWithProblems } from "./exit";
@@ -25,6 +26,7 @@ export const serveCommand = defineCommand({
     try {
       signer = await startSigner(config, logger);
     } catch (error) {
+      if (error instanceof ConfigProblemsError) failWithProblems(error.problems);
       fail(
         `cannot start: ${startupReason(error, config.server.listen_address, config.server.listen_port)}`,
       );

@@ -14,3 +14,14 @@ export function formatProblems(problems: readonly ConfigProblem[]): string {
   const lines = problems.map((p) => `  ${p.where}: ${p.message}`);
   return [`sigil: invalid configuration (${problems.length} ${noun}):`, ...lines].join("\n");
 }
+
+/**
+ * Problems only found when starting (the files a setting names): thrown by the composition root,
+ * reported by the CLI like any other invalid configuration (exit 2, nothing started).
+ */
+export class ConfigProblemsError extends Error {
+  constructor(readonly problems: readonly ConfigProblem[]) {
+    super(formatProblems(problems));
+    this.name = "ConfigProblemsError";
+  }
+}

@@ -35,6 +35,36 @@ function oneOf<const T extends readonly string[]>(values: T, options: Record<str
 const StringList = (description: string, extra = {}) =>
   Type.Array(Type.String(), { description, ...extra });
 
+const FilePath = (description: string, flag: string) =>
+  Type.String({ minLength: 1, description, flag });
+
+/** Present = the signing API speaks https only (sigil extension, docs/tls.md). */
+const ServerTls = Type.Object(
+  {
+    cert_file: FilePath(
+      "PEM certificate of the signing listener, then any intermediates (setting server.tls turns https on).",
+      "server-tls-cert-file",
+    ),
+    key_file: FilePath(
+      "PEM private key of cert_file (PKCS#8, PKCS#1 or SEC1; never logged).",
+      "server-tls-key-file",
+    ),
+    key_password_file: Type.Optional(
+      FilePath(
+        "File holding the password of an encrypted key_file (one line).",
+        "server-tls-key-password-file",
+      ),
+    ),
+    client_ca_file: Type.Optional(
+      FilePath(
+        "PEM CA certificate(s); when set, clients must present a certificate one of them signed (mutual TLS).",
+        "server-tls-client-ca-file",
+      ),
+    ),
+  },
+  strict,
+);
+
 const Server = Type.Object(
   {
     listen_address: Type.String({
@@ -72,6 +102,7 @@ const Server = Type.Object(
       1 << 20,
       "Larger request bodies get 413 (sigil extension).",
     ),
+    tls: Type.Optional(ServerTls),
   },
   strict,
 );

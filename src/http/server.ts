@@ -3,6 +3,7 @@ import type { Logger } from "../observability/log";
 import { type CorsPolicy, corsResponseHeaders, isPreflight, preflightHeaders } from "./cors";
 import { errorResponse } from "./errors";
 import { attachRequestMeta } from "./request-meta";
+import type { ServerTls } from "./tls";
 
 export interface HttpServerOptions {
   hostname: string;
@@ -11,6 +12,8 @@ export interface HttpServerOptions {
   /** A route-specific deadline (e.g. the Key Manager API's own timeout); undefined = the default. */
   timeoutMsFor?: (request: Request) => number | undefined;
   cors?: CorsPolicy;
+  /** https only, with the checked material of server.tls; absent = plain http. */
+  tls?: ServerTls;
   logger: Logger;
   handle: (request: Request) => Response | Promise<Response>;
 }
@@ -119,6 +122,7 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     port: options.port,
     idleTimeout: Math.min(MAX_BUN_IDLE_SECONDS, Math.ceil(options.requestTimeoutMs / 1000) + 5),
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    ...(options.tls ? { tls: options.tls.options } : {}),
     fetch,
   });
   const port = server.port ?? options.port;
@@ -126,7 +130,7 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   return {
     hostname,
     port,
-    url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`,
+    url: `${options.tls ? "https" : "http"}://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`,
     inFlight: () => inFlight,
     async shutdown(graceMs) {
       draining = true;

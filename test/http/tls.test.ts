@@ -1,0 +1,238 @@
+// server.tls on the real signer (in process, real sqlite slashing protection) over real https:
+// certificates from a throwaway CA made here, signatures checked against Lodestar's signing root.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type RunningSigner, startSigner } from "../../src/app/signer";
+import { loadConfig } from "../../src/config/load";
+import { ConfigProblemsError } from "../../src/config/problems";
+import { createLogger, parseLogFilter } from "../../src/observability/log";
+import { createNobleBackend } from "../../src/signing/bls/noble";
+import { TempDir } from "../support/cli";
+import { captureSink } from "../support/log-capture";
+import { hexToBytes } from "../support/oracle";
+import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
+import { createTestCa, type TestCa, type TlsIdentity } from "../support/tls";
+
+const KEY = INTEROP_KEYS[0] ?? "";
+const dir = new TempDir();
+const logLines: string[] = [];
+
+interface Pki {
+  ca: TestCa;
+  caFile: string;
+  server: TlsIdentity;
+  certFile: string;
+  keyFile: string;
+  client: TlsIdentity;
+  /** A client certificate from a CA the signer does not trust. */
+  stranger: TlsIdentity;
+}
+let pki: Pki;
+
+function logger() {
+  const filter = parseLogFilter("info");
+  if (!filter.ok) throw new Error(filter.error);
+  return createLogger({
+    filter: filter.filter,
+    format: "json",
+    color: false,
+    sink: captureSink(logLines),
+  });
+}
+
+/** A signer with the interop example keys, sqlite slashing protection and `tls` as YAML. */
+async function startWith(name: string, tls: string): Promise<RunningSigner> {
+  const file = dir.file(
+    `${name}.yaml`,
+    [
+      `server: {listen_address: 127.0.0.1, listen_port: 0, tls: ${tls}}`,
+      "metrics: {listen_address: 127.0.0.1, listen_port: 0}",
+      "bls: {workers: 0}",
+      `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
+      `antislashing: {backend: sqlite, path: "${join(dir.path, `${name}.sqlite`)}"}`,
+      "",
+    ].join("\n"),
+  );
+  const loaded = loadConfig({ argv: ["-c", file], env: {} });
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+  return startSigner(loaded.config, logger());
+}
+
+/** The signer's https URL with the host name its certificate names. */
+const viaLocalhost = (signer: RunningSigner) => `https://localhost:${signer.http.port}`;
+
+async function signOver(base: string, target: number, tls?: Record<string, string>) {
+  const request = attestationRequest(target - 1, target, target);
+  const response = await fetch(`${base}/api/v1/eth2/sign/${KEY}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(request.body),
+    ...(tls ? { tls } : {}),
+  });
+  return { response, signingRoot: request.message.signingRoot };
+}
+
+async function expectValidSignature(outcome: Awaited<ReturnType<typeof signOver>>): Promise<void> {
+  expect(outcome.response.status).toBe(200);
+  const { signature } = (await outcome.response.json()) as { signature: string };
+  const valid = createNobleBackend().verify(
+    hexToBytes(KEY),
+    hexToBytes(outcome.signingRoot),
+    hexToBytes(signature),
+  );
+  expect(valid).toBe(true);
+}
+
+beforeAll(async () => {
+  const ca = await createTestCa();
+  const server = await ca.server();
+  pki = {
+    ca,
+    caFile: dir.file("ca.pem", ca.cert),
+    server,
+    certFile: dir.file("server.pem", server.cert),
+    keyFile: dir.file("server.key", server.key),
+    client: await ca.client(),
+    stranger: await (await createTestCa("some other CA")).client(),
+  };
+});
+
+afterAll(() => dir.remove());
+
+describe("https without client certificates", () => {
+  let signer: RunningSigner;
+  beforeAll(async () => {
+    signer = await startWith("plain-tls", `{cert_file: ${pki.certFile}, key_file: ${pki.keyFile}}`);
+  });
+  afterAll(async () => {
+    await signer.stop();
+  });
+
+  test("the listener says https, in its URL and in the start-up log", () => {
+    expect(signer.http.url).toBe(`https://127.0.0.1:${signer.http.port}`);
+    const listening = logLines.find((line) => line.includes('"sigil listening"'));
+    expect(listening).toContain(`"url":"https://127.0.0.1:${signer.http.port}"`);
+    expect(logLines.join("\n")).toContain('"client_certificates":"not requested"');
+  });
+
+  test("a client that trusts the CA signs an attestation; the signature verifies", async () => {
+    await expectValidSignature(await signOver(viaLocalhost(signer), 10, { ca: pki.ca.cert }));
+    // The certificate also names 127.0.0.1.
+    await expectValidSignature(await signOver(signer.http.url, 11, { ca: pki.ca.cert }));
+  });
+
+  test("a client that does not trust the CA gets no answer", async () => {
+    await expect(signOver(viaLocalhost(signer), 12)).rejects.toThrow(/certificate/i);
+  });
+
+  test("plain http to the https port gets no answer", async () => {
+    const plain = fetch(`http://127.0.0.1:${signer.http.port}/upcheck`);
+    const outcome = await plain.then(
+      (response) => response.status,
+      () => "failed",
+    );
+    expect(outcome).not.toBe(200);
+  });
+
+  test("the metrics listener stays plain http", async () => {
+    expect(signer.metricsUrl).toStartWith("http://");
+    const response = await fetch(`${signer.metricsUrl}/metrics`);
+    expect(response.status).toBe(200);
+  });
+});
+
+describe("mutual TLS (client_ca_file)", () => {
+  let signer: RunningSigner;
+  const goodClient = () => ({ ca: pki.ca.cert, cert: pki.client.cert, key: pki.client.key });
+
+  /** Refused, while the same request with the good client certificate is served. */
+  async function expectRefused(target: number, tls: Record<string, string>) {
+    await expect(signOver(viaLocalhost(signer), target, tls)).rejects.toThrow();
+    await expectValidSignature(await signOver(viaLocalhost(signer), target, goodClient()));
+  }
+
+  beforeAll(async () => {
+    signer = await startWith(
+      "mtls",
+      `{cert_file: ${pki.certFile}, key_file: ${pki.keyFile}, client_ca_file: ${pki.caFile}}`,
+    );
+  });
+  afterAll(async () => {
+    await signer.stop();
+  });
+
+  test("a client certificate signed by the client CA signs", async () => {
+    await expectValidSignature(await signOver(viaLocalhost(signer), 20, goodClient()));
+    expect(logLines.join("\n")).toContain('"client_certificates":"required"');
+  });
+
+  test("no client certificate: the handshake is refused", async () => {
+    await expectRefused(21, { ca: pki.ca.cert });
+  });
+
+  test("a client certificate from another CA: the handshake is refused", async () => {
+    await expectRefused(22, { ca: pki.ca.cert, cert: pki.stranger.cert, key: pki.stranger.key });
+  });
+
+  test("the server's own certificate is no client certificate (extended key usage)", async () => {
+    await expectRefused(23, { ca: pki.ca.cert, cert: pki.server.cert, key: pki.server.key });
+  });
+});
+
+test("an expired certificate starts, with a warning (clients will refuse it)", async () => {
+  const expired = await pki.ca.server({ expired: true });
+  const signer = await startWith(
+    "expired",
+    `{cert_file: ${dir.file("expired.pem", expired.cert)}, key_file: ${dir.file("expired.key", expired.key)}}`,
+  );
+  try {
+    expect(logLines.join("\n")).toContain("the server.tls certificate has expired");
+    await expect(signOver(viaLocalhost(signer), 30, { ca: pki.ca.cert })).rejects.toThrow();
+  } finally {
+    await signer.stop();
+  }
+});
+
+describe("a bad server.tls stops start-up before anything is opened", () => {
+  async function startFailure(name: string, tls: string): Promise<ConfigProblemsError> {
+    const failure = await startWith(name, tls).then(
+      async (signer) => {
+        await signer.stop();
+        throw new Error("the signer started");
+      },
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(ConfigProblemsError);
+    // Nothing was opened: not even the slashing database.
+    expect(existsSync(join(dir.path, `${name}.sqlite`))).toBe(false);
+    return failure as ConfigProblemsError;
+  }
+
+  test("a key that is not the certificate's: the problem names key_file and both files", async () => {
+    const other = await pki.ca.server();
+    const otherKey = dir.file("other.key", other.key);
+    const error = await startFailure(
+      "mismatch",
+      `{cert_file: ${pki.certFile}, key_file: ${otherKey}}`,
+    );
+    expect(error.problems).toEqual([
+      {
+        where: "server.tls.key_file",
+        message: `${otherKey} is not the key of the certificate in ${pki.certFile} (server.tls.cert_file)`,
+      },
+    ]);
+    expect(error.message).not.toContain(other.key.split("\n")[1] ?? "");
+  });
+
+  test("a missing client CA file is named", async () => {
+    const missing = join(dir.path, "no-such-ca.pem");
+    const error = await startFailure(
+      "missing-ca",
+      `{cert_file: ${pki.certFile}, key_file: ${pki.keyFile}, client_ca_file: ${missing}}`,
+    );
+    expect(error.problems).toEqual([
+      { where: "server.tls.client_ca_file", message: `cannot read ${missing}: no such file` },
+    ]);
+  });
+});
