@@ -13,7 +13,9 @@
  * A YAML syntax error anywhere refuses the whole file. Unknown fields are ignored.
  *
  * Every scalar is read as a string (YAML failsafe schema): an unquoted `privateKey: 0x…` must not
- * become a (lossy) number, and `keyType: BLS` needs no quoting either.
+ * become a (lossy) number, and `keyType: BLS` needs no quoting either. The usual flat one-document
+ * file is read by a strict shortcut (flat-yaml.ts) that gives the same result; anything else goes
+ * to the YAML parser.
  *
  * Error reasons never contain a private key or a password, and not even YAML source excerpts
  * (the `yaml` package quotes the offending line in its messages, which could be a key).
@@ -21,6 +23,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
+import { parseFlatYaml } from "./flat-yaml";
 
 /** Refused descriptor, password file or document; `reason` is safe to log. */
 export class DescriptorError extends Error {
@@ -73,6 +76,23 @@ const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
  * (malformed YAML, no documents); otherwise returns one entry per non-empty document.
  */
 export function parseDescriptorFile(text: string, descriptorPath: string): DescriptorDocument[] {
+  const flat = parseFlatYaml(text);
+  const values = flat === undefined ? parseYamlDocuments(text) : [flat];
+  const baseDir = dirname(resolve(descriptorPath));
+  const nonEmpty = values.filter((value) => value !== "" && value !== null && value !== undefined);
+  if (nonEmpty.length === 0) throw new DescriptorError("descriptor file is empty");
+  return nonEmpty.map((value) => {
+    try {
+      return { ok: true, descriptor: parseDescriptor(value, baseDir) };
+    } catch (err) {
+      if (err instanceof DescriptorError) return { ok: false, reason: err.reason };
+      throw err;
+    }
+  });
+}
+
+/** Every document of the text, as JavaScript values (all scalars strings). */
+function parseYamlDocuments(text: string): unknown[] {
   const parsed = parseAllDocuments(text, { schema: "failsafe" });
   // parseAllDocuments returns an EmptyStream (an array too) for an empty source.
   const docs = Array.isArray(parsed) ? parsed : [parsed];
@@ -84,18 +104,7 @@ export function parseDescriptorFile(text: string, descriptorPath: string): Descr
       throw new DescriptorError(`malformed YAML${where} (${error.code})`);
     }
   }
-  const baseDir = dirname(resolve(descriptorPath));
-  const values = docs.map((doc) => doc.toJS({ maxAliasCount: 100 }) as unknown);
-  const nonEmpty = values.filter((value) => value !== "" && value !== null && value !== undefined);
-  if (nonEmpty.length === 0) throw new DescriptorError("descriptor file is empty");
-  return nonEmpty.map((value) => {
-    try {
-      return { ok: true, descriptor: parseDescriptor(value, baseDir) };
-    } catch (err) {
-      if (err instanceof DescriptorError) return { ok: false, reason: err.reason };
-      throw err;
-    }
-  });
+  return docs.map((doc) => doc.toJS({ maxAliasCount: 100 }) as unknown);
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {
