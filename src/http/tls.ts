@@ -1,8 +1,9 @@
-import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
+import type { KeyObject, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { TLSOptions } from "bun";
 import { type ConfigProblem, problem } from "../config/problems";
 import type { Config } from "../config/schema";
+import { pemCertificates, pemPrivateKey } from "./pem";
 
 export type TlsConfig = NonNullable<Config["server"]["tls"]>;
 
@@ -19,8 +20,6 @@ export interface ServerTls {
 export type TlsLoadResult = { ok: true; tls: ServerTls } | { ok: false; problems: ConfigProblem[] };
 
 const OPTION = "server.tls";
-const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
-const PRIVATE_KEY_LABEL = /^(?:(?:RSA|EC|ENCRYPTED) )?PRIVATE KEY$/;
 
 type Report = (option: keyof TlsConfig, message: string) => void;
 
@@ -85,6 +84,10 @@ export function loadServerTls(config: TlsConfig): TlsLoadResult {
   };
 }
 
+const PEM_CERTIFICATE = "(-----BEGIN CERTIFICATE-----)";
+const PEM_KEY = "(-----BEGIN PRIVATE KEY-----)";
+const SWAPPED = "are cert_file and key_file swapped?";
+
 /** Every certificate of a PEM file, or none after reporting why. */
 function certificates(
   text: string,
@@ -93,27 +96,18 @@ function certificates(
   report: Report,
 ): X509Certificate[] {
   const path = config[option];
-  const blocks = pemBlocks(text);
-  const certs = blocks.filter((block) => block.label === "CERTIFICATE");
-  if (certs.length === 0) {
-    const swapped =
-      option === "cert_file" && blocks.some((block) => PRIVATE_KEY_LABEL.test(block.label));
+  const parsed = pemCertificates(text);
+  if (parsed.ok) return parsed.certificates;
+  if (parsed.reason === "invalid") {
+    report(option, `certificate ${parsed.index + 1} in ${path} is not a valid X.509 certificate`);
+  } else {
+    const swapped = option === "cert_file" && parsed.holdsPrivateKey;
     report(
       option,
-      `${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)${swapped ? "; it holds a private key: are cert_file and key_file swapped?" : ""}`,
+      `${path} holds no PEM certificate ${PEM_CERTIFICATE}${swapped ? `; it holds a private key: ${SWAPPED}` : ""}`,
     );
-    return [];
   }
-  const parsed: X509Certificate[] = [];
-  for (const [i, block] of certs.entries()) {
-    try {
-      parsed.push(new X509Certificate(block.text));
-    } catch {
-      report(option, `certificate ${i + 1} in ${path} is not a valid X.509 certificate`);
-      return [];
-    }
-  }
-  return parsed;
+  return [];
 }
 
 function privateKey(
@@ -123,43 +117,34 @@ function privateKey(
   report: Report,
 ): KeyObject | undefined {
   const path = config.key_file;
-  const blocks = pemBlocks(text);
-  const keys = blocks.filter((block) => PRIVATE_KEY_LABEL.test(block.label));
-  if (keys.length > 1) {
-    report("key_file", `${path} holds ${keys.length} private keys; it must hold only cert_file's`);
-    return undefined;
-  }
-  if (keys.length === 0) {
-    const swapped = blocks.some((block) => block.label === "CERTIFICATE");
-    report(
-      "key_file",
-      `${path} holds no PEM private key (-----BEGIN PRIVATE KEY-----)${swapped ? "; it holds a certificate: are cert_file and key_file swapped?" : ""}`,
-    );
-    return undefined;
-  }
-  try {
-    return createPrivateKey(passphrase === undefined ? text : { key: text, passphrase });
-  } catch (error) {
-    // Only the library's error code is used: it is enough to explain, and quotes nothing.
-    const code = (error as { code?: unknown }).code;
-    if (code === "ERR_MISSING_PASSPHRASE")
+  const parsed = pemPrivateKey(text, passphrase);
+  if (parsed.ok) return parsed.key;
+  switch (parsed.reason) {
+    case "none":
+      report(
+        "key_file",
+        `${path} holds no PEM private key ${PEM_KEY}${parsed.holdsCertificate ? `; it holds a certificate: ${SWAPPED}` : ""}`,
+      );
+      break;
+    case "several":
+      report(
+        "key_file",
+        `${path} holds ${parsed.count} private keys; it must hold only cert_file's`,
+      );
+      break;
+    case "encrypted":
       report("key_file", `${path} is encrypted: set ${OPTION}.key_password_file`);
-    else if (passphrase !== undefined && code === "ERR_OSSL_BAD_DECRYPT")
+      break;
+    case "wrong_password":
       report(
         "key_password_file",
         `the password in ${config.key_password_file} does not decrypt ${path}`,
       );
-    else
+      break;
+    case "unreadable":
       report("key_file", `${path} is not a private key sigil can read (PEM: PKCS#8, PKCS#1, SEC1)`);
-    return undefined;
   }
-}
-
-function pemBlocks(text: string): { label: string; text: string }[] {
-  return [...text.matchAll(PEM_BLOCK)].map((match) => ({
-    label: match[1] ?? "",
-    text: match[0],
-  }));
+  return undefined;
 }
 
 function describeFsError(error: unknown): string {

@@ -1,5 +1,6 @@
 import { EXIT_FAILURE, EXIT_USAGE, fail } from "../exit";
-import { booleanFlag, type FlagValues, readFlagFile, secretFlag, stringFlag } from "./flags";
+import { booleanFlag, type FlagValues, secretFlag, stringFlag } from "./flags";
+import { readTlsFlags, type TlsFiles, tlsFailureHint } from "./tls";
 
 export const DEFAULT_SIGNER_URL = "http://127.0.0.1:9000";
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -83,12 +84,6 @@ export function checkSignerUrl(raw: string, allowPlaintext: boolean): SignerUrlC
     };
   }
   return { ok: true, url };
-}
-
-export interface TlsFiles {
-  readonly ca?: string;
-  readonly cert?: string;
-  readonly key?: string;
 }
 
 export interface SignerClientOptions {
@@ -207,14 +202,25 @@ export class SignerClient {
     if (name === "TimeoutError" || name === "AbortError")
       return `no answer from the signer at ${this.displayUrl} within ${Math.round(this.#timeoutMs / 1000)} s`;
     const code = (error as { code?: unknown }).code;
-    const message = error instanceof Error ? error.message : String(error);
+    // Bun's advice to the programmer ("pass `verbose: true` … to fetch()") is no help to an operator.
+    const message = (error instanceof Error ? error.message : String(error))
+      .replace(/\.? *For more information, pass `verbose: true`.*$/s, "")
+      .replace(/ fetching "[^"]*"/, "");
+    const hint =
+      typeof code === "string"
+        ? tlsFailureHint(code, {
+            https: this.url.protocol === "https:",
+            hostname: this.url.hostname,
+            tls: this.#tls,
+          })
+        : undefined;
     const detail =
       code === "ECONNREFUSED" || code === "ConnectionRefused"
         ? "connection refused (is the signer running and listening there?)"
         : typeof code === "string" && !message.includes(code)
           ? `${code}: ${message}`
           : message;
-    return `cannot reach the signer at ${this.displayUrl}: ${oneLine(detail)}`;
+    return `cannot reach the signer at ${this.displayUrl}: ${oneLine(detail)}${hint ? ` (${hint})` : ""}`;
   }
 }
 
@@ -262,13 +268,7 @@ export function clientFromFlags(
   const anyTls = caFile !== undefined || certFile !== undefined;
   if (anyTls && check.url.protocol !== "https:")
     fail("--ca-cert, --client-cert and --client-key need an https:// --signer-url", EXIT_USAGE);
-  const tls: TlsFiles | undefined = anyTls
-    ? {
-        ...(caFile !== undefined ? { ca: readFlagFile("ca-cert", caFile) } : {}),
-        ...(certFile !== undefined ? { cert: readFlagFile("client-cert", certFile) } : {}),
-        ...(keyFile !== undefined ? { key: readFlagFile("client-key", keyFile) } : {}),
-      }
-    : undefined;
+  const tls = anyTls ? readTlsFlags({ ca: caFile, cert: certFile, key: keyFile }) : undefined;
   const tokenFlag = withToken === true ? "token" : withToken;
   const token = tokenFlag ? secretFlag(values, tokenFlag) : undefined;
   return new SignerClient({ url: check.url, token, tls });
