@@ -120,7 +120,10 @@ export function conflictingSignatures(signed: readonly SignedMessage[]): {
 }
 
 /** Whether `signature` is the pubkey's BLS signature of the (independently computed) signing root. */
-export function verifiesAgainstOracle(message: SignedMessage, signature: string): boolean {
+export function verifiesAgainstOracle(
+  message: Pick<SignedMessage, "pubkey" | "signingRoot">,
+  signature: string,
+): boolean {
   try {
     return verify(
       hexToBytes(message.signingRoot),

@@ -1,0 +1,249 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { ssz } from "@lodestar/types";
+import { type RunningSigil, startSigil, TempDir } from "../support/cli";
+import { startDynamo } from "../support/dynamodb";
+import { bytesToHex, oracleDomain, oracleSigningRoot } from "../support/oracle";
+import { startPostgres } from "../support/postgres";
+import {
+  attestationRequest,
+  blockRequest,
+  GVR,
+  INTEROP_KEYS,
+  postSign,
+  type SignedMessage,
+} from "../support/slashing";
+import { recordFigures } from "./figures";
+import {
+  conflictingSignatures,
+  exportRecords,
+  lostRecords,
+  type Strategy,
+  slashableAmong,
+  verifiesAgainstOracle,
+} from "./records";
+
+/**
+ * The slashing database goes away while two signers sharing it are under load, and comes back
+ * (same port, same data). While it is down every slashable request must answer 503
+ * `slashing_db_unavailable`, never a signature without a record; once it is back both signers
+ * sign again without being restarted; and every signature returned before, during or after is
+ * covered by the database and conflicts with no other.
+ */
+const VALIDATORS = INTEROP_KEYS.slice(0, 2);
+const WORKERS_PER_VALIDATOR = 3;
+/** How long the database stays down while the load runs. */
+const OUTAGE_MS = 1500;
+/** Signatures each signer must return after the database is back. */
+const RECOVERED_PER_PROCESS = 10;
+
+const dir = new TempDir();
+const keysDir = join(dir.path, "keys");
+beforeAll(() => {
+  mkdirSync(keysDir);
+  for (const name of ["interop-0.yaml", "interop-1.yaml"])
+    copyFileSync(join("examples/keys", name), join(keysDir, name));
+});
+afterAll(() => dir.remove());
+
+function config(name: string, antislashing: string): string {
+  return dir.file(
+    `${name}.yaml`,
+    `server: {listen_address: 127.0.0.1, listen_port: 0}\nkey_sources: {filesystem: {paths: ["${keysDir}"]}}\n${antislashing}`,
+  );
+}
+
+interface Answer {
+  message: SignedMessage;
+  process: number;
+  sentAt: number;
+  answeredAt: number;
+  status: number;
+  code?: string;
+  signature?: string;
+}
+
+/** Progressing attestations and blocks, one in five a surround of the vote before. */
+function nextRequest(state: { epoch: number; salt: number }) {
+  state.salt++;
+  if (state.salt % 5 === 0)
+    return attestationRequest(Math.max(0, state.epoch - 2), state.epoch + 1, state.salt);
+  if (state.salt % 7 === 0) return blockRequest(state.epoch, state.salt);
+  state.epoch++;
+  return attestationRequest(state.epoch - 1, state.epoch, state.salt);
+}
+
+/** A RANDAO reveal: not slashable, so it needs no database. */
+function randaoRequest(epoch: number) {
+  const fork = { previous_version: "0x04000000", current_version: "0x05000000", epoch: "364032" };
+  const root = oracleSigningRoot(
+    ssz.Epoch.hashTreeRoot(epoch),
+    oracleDomain("0x02000000", fork.current_version, GVR),
+  );
+  return {
+    body: {
+      type: "RANDAO_REVEAL",
+      fork_info: { fork, genesis_validators_root: GVR },
+      randao_reveal: { epoch: String(epoch) },
+    },
+    root: bytesToHex(root),
+  };
+}
+
+async function health(url: string): Promise<{ status: number; slashing?: string }> {
+  const response = await fetch(`${url}/healthcheck`);
+  const body = (await response.json()) as { checks: { id: string; status: string }[] };
+  const slashing = body.checks.find((c) => c.id === "slashing_protection")?.status;
+  return { status: response.status, ...(slashing === undefined ? {} : { slashing }) };
+}
+
+async function waitFor(what: string, condition: () => boolean, timeoutMs = 60_000) {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+async function outageUnderLoad(
+  section: string,
+  processes: RunningSigil[],
+  database: { pause(): Promise<void>; resume(): Promise<void> },
+  strategy: Strategy,
+  exported: () => ReturnType<typeof exportRecords>,
+) {
+  const answers: Answer[] = [];
+  const state = VALIDATORS.map(() => ({ epoch: 100, salt: 0 }));
+  let running = true;
+  let turn = 0;
+  const workers = VALIDATORS.flatMap((pubkey, v) =>
+    Array.from({ length: WORKERS_PER_VALIDATOR }, async () => {
+      while (running) {
+        const request = nextRequest(state[v] ?? { epoch: 0, salt: 0 });
+        const process = turn++ % processes.length;
+        const sentAt = performance.now();
+        const response = await postSign(processes[process]?.url ?? "", pubkey, request.body);
+        const body = (await response.json()) as { signature?: string; code?: string };
+        answers.push({
+          message: { pubkey, ...request.message },
+          process,
+          sentAt,
+          answeredAt: performance.now(),
+          status: response.status,
+          ...(body.code === undefined ? {} : { code: body.code }),
+          ...(body.signature === undefined ? {} : { signature: body.signature }),
+        });
+      }
+    }),
+  );
+  const signedSince = (since: number, process: number) =>
+    answers.filter((a) => a.status === 200 && a.sentAt >= since && a.process === process).length;
+  try {
+    await waitFor("signatures before the outage", () =>
+      processes.every((_, p) => signedSince(0, p) >= RECOVERED_PER_PROCESS),
+    );
+
+    await database.pause();
+    const down = performance.now();
+    await Bun.sleep(OUTAGE_MS);
+    for (const sigil of processes) {
+      expect(await health(sigil.url)).toEqual({ status: 503, slashing: "DOWN" });
+      const randao = randaoRequest(370_100);
+      const pubkey = VALIDATORS[0] ?? "";
+      const response = await postSign(sigil.url, pubkey, randao.body);
+      expect(response.status).toBe(200);
+      const { signature } = (await response.json()) as { signature: string };
+      expect(verifiesAgainstOracle({ pubkey, signingRoot: randao.root }, signature)).toBe(true);
+    }
+    const up = performance.now();
+    await database.resume();
+    const back = performance.now();
+
+    await waitFor("signatures after the outage, from every signer", () =>
+      processes.every((_, p) => signedSince(back, p) >= RECOVERED_PER_PROCESS),
+    );
+    for (const sigil of processes)
+      expect(await health(sigil.url)).toEqual({ status: 200, slashing: "UP" });
+    running = false;
+    await Promise.all(workers);
+
+    // Sent after the database was gone, answered before it was back: the outage itself.
+    const duringOutage = answers.filter((a) => a.sentAt >= down && a.answeredAt <= up);
+    expect(duringOutage.length).toBeGreaterThan(0);
+    expect(
+      duringOutage.filter((a) => a.status !== 503 || a.code !== "slashing_db_unavailable"),
+    ).toEqual([]);
+    // Around the transitions an answer may be a signature, a refusal or a 503, nothing else.
+    const unexpected = answers.filter(
+      (a) => a.status !== 200 && a.status !== 412 && a.code !== "slashing_db_unavailable",
+    );
+    expect(unexpected).toEqual([]);
+
+    const signed = answers.filter((a) => a.status === 200);
+    const messages = signed.map((a) => a.message);
+    expect(signed.filter((a) => !verifiesAgainstOracle(a.message, a.signature ?? ""))).toEqual([]);
+    const conflicts = conflictingSignatures(messages);
+    expect(conflicts).toEqual({ byModel: 0, pairs: 0 });
+    const lost = lostRecords(await exported(), messages, strategy);
+    expect(lost).toEqual([]);
+    recordFigures(section, {
+      processes: processes.length,
+      requests_sent: answers.length,
+      signatures_returned: signed.length,
+      answered_503_while_down: duringOutage.length,
+      signed_while_down: duringOutage.filter((a) => a.status === 200).length,
+      signatures_after_recovery: signed.filter((a) => a.sentAt >= back).length,
+      conflicting_requests_sent: slashableAmong(answers.map((a) => a.message)).length,
+      conflicting_signatures_returned: conflicts.byModel,
+      records_lost: lost.length,
+    });
+  } finally {
+    running = false;
+    await Promise.allSettled(workers);
+  }
+}
+
+describe("slashing database outage under load, two signers", () => {
+  test("PostgreSQL stops and comes back: 503 while down, signing resumes, nothing unrecorded", async () => {
+    const postgres = await startPostgres();
+    const file = config("postgres", "antislashing: {backend: postgres, pool_size: 4}\n");
+    const env = { SIGNER_ANTISLASHING__URL: postgres.url };
+    const processes = await Promise.all([
+      startSigil(["serve", "-c", file], env),
+      startSigil(["serve", "-c", file], env),
+    ]);
+    try {
+      await outageUnderLoad("database outage (postgres)", processes, postgres, "complete", () =>
+        exportRecords(dir.path, file, env),
+      );
+    } finally {
+      for (const sigil of processes) expect(await sigil.stop()).toBe(0);
+      await postgres.stop();
+    }
+  }, 120_000);
+
+  test("DynamoDB (dynalite) goes away and comes back: 503 while down, signing resumes, nothing unrecorded", async () => {
+    const dynamo = await startDynamo();
+    await dynamo.createSlashingTable("sigil-slashing");
+    const file = config("dynamodb", "antislashing: {backend: dynamodb, table: sigil-slashing}\n");
+    const env = {
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "test",
+      AWS_SECRET_ACCESS_KEY: "test",
+    };
+    const processes = await Promise.all([
+      startSigil(["serve", "-c", file], env),
+      startSigil(["serve", "-c", file], env),
+    ]);
+    try {
+      await outageUnderLoad("database outage (dynamodb)", processes, dynamo, "minimal", () =>
+        exportRecords(dir.path, file, env),
+      );
+    } finally {
+      for (const sigil of processes) expect(await sigil.stop()).toBe(0);
+      await dynamo.stop();
+    }
+  }, 120_000);
+});
