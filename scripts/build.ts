@@ -1,39 +1,51 @@
-// Compiles sigil into one executable, dist/sigil, with the version and git commit stamped in.
-// The binary needs no node_modules at run time.
-import { spawnSync } from "node:child_process";
-import pkg from "../package.json" with { type: "json" };
+// Compiles sigil into one executable that needs no node_modules at run time, with the version and
+// git commit stamped in. `bun scripts/build.ts` builds dist/sigil for this machine (what CI and the
+// tests use); `--release` builds the Linux release binaries and dist/SHA256SUMS (docs/release.md).
+import { join, relative, resolve } from "node:path";
+import { buildStamp, compileSigil } from "./build/compile";
+import { buildRelease } from "./build/release";
+import { artifactName } from "./build/targets";
 
-function gitCommit(): string {
-  const result = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], { encoding: "utf8" });
-  if (result.status !== 0) return "unknown";
-  const dirty = spawnSync("git", ["status", "--porcelain", "--untracked-files=no"], {
-    encoding: "utf8",
-  });
-  return result.stdout.trim() + (dirty.stdout.trim() ? "-dirty" : "");
+const ROOT = join(import.meta.dir, "..");
+// SIGIL_OUTFILE is taken relative to where the build was started; everything else (git, the
+// sourcemaps' paths) relative to the repository.
+const startDir = process.cwd();
+const hostOutfile = resolve(process.env.SIGIL_OUTFILE ?? join(ROOT, "dist/sigil"));
+process.chdir(ROOT);
+const args = process.argv.slice(2);
+const unknown = args.find((arg) => arg !== "--release");
+if (unknown !== undefined) {
+  console.error(
+    `build: unknown argument ${JSON.stringify(unknown)} (the only option is --release)`,
+  );
+  process.exit(2);
 }
 
-/**
- * The BLS signing worker (src/signing/bls/pool.ts starts it), an entrypoint of its own. With every
- * entrypoint under src/, the binary's embedded file system mirrors src/: the main bundle sits at
- * its root and the worker at signing/bls/worker.js. pool.ts cannot find it from its own location
- * (bundled, its import.meta.url is the binary's), so it is told the path from the root.
- */
-const BLS_WORKER = "src/signing/bls/worker.ts";
+function mebibytes(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
 
-const build = { version: pkg.version, commit: gitCommit() };
-const outfile = process.env.SIGIL_OUTFILE ?? "dist/sigil";
-const args = [
-  "build",
-  "--compile",
-  "--minify-syntax",
-  "--sourcemap=inline",
-  `--define=SIGIL_BUILD=${JSON.stringify(build)}`,
-  `--define=SIGIL_BLS_WORKER=${JSON.stringify(`./${BLS_WORKER.slice("src/".length)}`)}`,
-  "src/main.ts",
-  BLS_WORKER,
-  "--outfile",
-  outfile,
-];
-const result = spawnSync(process.execPath, args, { stdio: "inherit" });
-if (result.status !== 0) process.exit(result.status ?? 1);
-console.log(`built ${outfile}: sigil ${build.version} (commit ${build.commit})`);
+try {
+  if (args.includes("--release")) {
+    for (const artifact of await buildRelease(ROOT)) {
+      const { addon } = artifact;
+      console.log(
+        `built dist/${artifactName(artifact.target)}: ${mebibytes(artifact.bytes)} in ` +
+          `${artifact.compileSeconds.toFixed(1)} s, blst from ${addon.packageName}@${addon.version} (${addon.source})`,
+      );
+      for (const run of artifact.runs) {
+        console.log(`  ${run.ran ? `ran ${run.how}: ${run.output}` : run.how}`);
+      }
+    }
+    console.log("wrote dist/SHA256SUMS (check with: cd dist && sha256sum -c SHA256SUMS)");
+  } else {
+    const stamp = buildStamp();
+    await compileSigil({ outfile: hostOutfile, stamp });
+    const shown = relative(startDir, hostOutfile);
+    const where = shown.startsWith("..") ? hostOutfile : shown;
+    console.log(`built ${where}: sigil ${stamp.version} (commit ${stamp.commit})`);
+  }
+} catch (error) {
+  console.error(`build: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}

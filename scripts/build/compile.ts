@@ -1,0 +1,66 @@
+/** One `bun build --compile` of sigil, for this machine or for a release target. */
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import type { BunPlugin } from "bun";
+import pkg from "../../package.json" with { type: "json" };
+
+export interface BuildStamp {
+  readonly version: string;
+  readonly commit: string;
+}
+
+/** The package version and the git commit (with `-dirty` for uncommitted tracked changes). */
+export function buildStamp(): BuildStamp {
+  const head = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], { encoding: "utf8" });
+  if (head.status !== 0) return { version: pkg.version, commit: "unknown" };
+  const dirty = spawnSync("git", ["status", "--porcelain", "--untracked-files=no"], {
+    encoding: "utf8",
+  });
+  return {
+    version: pkg.version,
+    commit: head.stdout.trim() + (dirty.stdout.trim() ? "-dirty" : ""),
+  };
+}
+
+/**
+ * The BLS signing worker (src/signing/bls/pool.ts starts it), an entrypoint of its own. With every
+ * entrypoint under src/, the binary's embedded file system mirrors src/: the main bundle sits at
+ * its root and the worker at signing/bls/worker.js. pool.ts cannot find it from its own location
+ * (bundled, its import.meta.url is the binary's), so it is told the path from the root.
+ */
+const BLS_WORKER = "src/signing/bls/worker.ts";
+const ROOT = join(import.meta.dir, "../..");
+
+export interface CompileOptions {
+  readonly outfile: string;
+  readonly stamp: BuildStamp;
+  /** A Bun cross-compilation target; this machine when absent. */
+  readonly target?: Bun.Build.CompileTarget;
+  readonly plugins?: BunPlugin[];
+}
+
+/** Compiles src/main.ts and the BLS worker into `outfile`; throws with Bun's messages on failure. */
+export async function compileSigil(options: CompileOptions): Promise<void> {
+  let result: Bun.BuildOutput;
+  try {
+    result = await Bun.build({
+      entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, BLS_WORKER)],
+      compile: { outfile: options.outfile, ...(options.target ? { target: options.target } : {}) },
+      minify: { syntax: true },
+      sourcemap: "inline",
+      define: {
+        SIGIL_BUILD: JSON.stringify(options.stamp),
+        SIGIL_BLS_WORKER: JSON.stringify(`./${BLS_WORKER.slice("src/".length)}`),
+      },
+      plugins: options.plugins ?? [],
+    });
+  } catch (error) {
+    throw new Error(`bun build failed: ${describeBuildError(error)}`);
+  }
+  if (!result.success) throw new Error(`bun build failed: ${result.logs.join("\n")}`);
+}
+
+function describeBuildError(error: unknown): string {
+  if (error instanceof AggregateError) return error.errors.map(String).join("\n");
+  return error instanceof Error ? error.message : String(error);
+}
