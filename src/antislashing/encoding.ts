@@ -100,4 +100,9 @@ export function checkImportedValidator(v: InterchangeValidator, index: number): 
       throw new SlashingImportError(`${at}: attestation signing root is not 32 bytes`);
     }
   }
+  for (const [name, value] of Object.entries(v.floors ?? {})) {
+    if (value !== undefined && (typeof value !== "bigint" || !isUint64(value))) {
+      throw new SlashingImportError(`${at}: floor ${name} ${String(value)} is not a uint64`);
+    }
+  }
 }

@@ -59,10 +59,26 @@ export interface InterchangeAttestation {
   readonly signingRoot?: Uint8Array;
 }
 
+/**
+ * Low watermarks that hold without a record at them, compared as the lowest record would be: a
+ * block slot at or below `blockSlot`, a source epoch below `sourceEpoch`, a target epoch at or below
+ * `targetEpoch` is refused. They carry another signer's watermarks over (Web3Signer keeps its low
+ * watermarks apart from its records, and they may sit where no record is). The effective watermark
+ * is the larger of the floor and the lowest record; a floor never lowers. Not part of EIP-3076:
+ * an interchange file has no place for them, and an export carries records only.
+ */
+export interface ValidatorFloors {
+  readonly blockSlot?: bigint;
+  readonly sourceEpoch?: bigint;
+  readonly targetEpoch?: bigint;
+}
+
 export interface InterchangeValidator {
   readonly pubkey: PubkeyHex;
   readonly blocks: readonly InterchangeBlock[];
   readonly attestations: readonly InterchangeAttestation[];
+  /** Raised with the records, in the same import; see ValidatorFloors. */
+  readonly floors?: ValidatorFloors;
 }
 
 /** A parsed interchange, read validator by validator so that large files are never held whole. */
@@ -91,7 +107,9 @@ export interface SlashingStore {
   /**
    * Imports an interchange. A genesis validators root other than the stored one refuses the
    * whole import before anything is written (throws SlashingImportError). Complete backends
-   * keep every record; minimal ones raise their watermarks to the imported maxima.
+   * keep every record; minimal ones raise their watermarks to the imported maxima. Floors a
+   * validator carries are raised in the same step as its records (complete backends: the same
+   * transaction; minimal ones fold them into the watermarks).
    */
   importInterchange(source: InterchangeSource): Promise<ImportReport>;
   /** Records of the given validators (all when omitted), in the interchange's shape. */

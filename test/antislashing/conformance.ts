@@ -628,6 +628,156 @@ export function slashingConformanceSuite(
       });
     });
 
+    describe("floors (imported low watermarks without records)", () => {
+      const FLOORS = { blockSlot: 99n, sourceEpoch: 10n, targetEpoch: 14n };
+
+      test("refuse at or below themselves, as the lowest record would, and nothing above", async () => {
+        await store.importInterchange(
+          interchange(GVR_A, [{ pubkey: V1, blocks: [], attestations: [], floors: FLOORS }]),
+        );
+        expectRefused(
+          await store.checkAndInsertBlock(GVR_A, block(V1, 50, root("b", 50))),
+          "block_slot_below_low_watermark",
+        );
+        // At the floor: nothing is recorded there, yet it is refused (minimal: the root is unknown).
+        expectRefused(
+          await store.checkAndInsertBlock(GVR_A, block(V1, 99, root("b", 99))),
+          pick("block_slot_below_low_watermark", "double_block_proposal"),
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 9, 20, root("a", 9, 20))),
+          "attestation_source_below_low_watermark",
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 10, 14, root("a", 10, 14))),
+          pick("attestation_target_below_low_watermark", "double_vote"),
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 11, 13, root("a", 11, 13))),
+          "attestation_target_below_low_watermark",
+        );
+        expectOutcome(
+          await store.checkAndInsertBlock(GVR_A, block(V1, 100, root("b", 100))),
+          "new",
+        );
+        expectOutcome(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 10, 15, root("a", 10, 15))),
+          "new",
+        );
+        // Another validator has no floors.
+        expectOutcome(await store.checkAndInsertBlock(GVR_A, block(V2, 1, root("b", 1))), "new");
+      });
+
+      test("raise the watermark above older records; a record above a floor keeps its own", async () => {
+        await store.importInterchange(
+          interchange(GVR_A, [
+            {
+              pubkey: V1,
+              blocks: [iBlock(50, root(1, 50))],
+              attestations: [iAtt(3, 5, root(1, 3, 5))],
+              floors: FLOORS,
+            },
+            { pubkey: V2, blocks: [iBlock(200, root(2, 200))], attestations: [], floors: FLOORS },
+          ]),
+        );
+        expectRefused(
+          await store.checkAndInsertBlock(GVR_A, block(V1, 60, root("b", 60))),
+          "block_slot_below_low_watermark",
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 11, 12, root("a", 11, 12))),
+          "attestation_target_below_low_watermark",
+        );
+        expectRefused(
+          await store.checkAndInsertBlock(GVR_A, block(V2, 150, root("b", 150))),
+          "block_slot_below_low_watermark",
+        );
+        expectOutcome(
+          await store.checkAndInsertBlock(GVR_A, block(V2, 201, root("b", 201))),
+          "new",
+        );
+        // The records stay exported as they were; floors are no records (minimal: watermarks).
+        const out = await exported(store);
+        if (complete) {
+          expect(out.get(V1)).toEqual({
+            blocks: [`50@${bytesToHex(root(1, 50))}`],
+            attestations: [`3->5@${bytesToHex(root(1, 3, 5))}`],
+          });
+        } else {
+          expect(out.get(V1)).toEqual({ blocks: ["99@-"], attestations: ["10->14@-"] });
+        }
+      });
+
+      test("only rise, and ride with their import: a refused or failing import raises none", async () => {
+        await store.importInterchange(
+          interchange(GVR_A, [{ pubkey: V1, blocks: [], attestations: [], floors: FLOORS }]),
+        );
+        const lower = { blockSlot: 5n, sourceEpoch: 1n, targetEpoch: 2n };
+        await store.importInterchange(
+          interchange(GVR_A, [{ pubkey: V1, blocks: [], attestations: [], floors: lower }]),
+        );
+        expectRefused(
+          await store.checkAndInsertBlock(GVR_A, block(V1, 50, root("b", 50))),
+          "block_slot_below_low_watermark",
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 11, 13, root("a", 11, 13))),
+          "attestation_target_below_low_watermark",
+        );
+        const high = { blockSlot: 1000n, sourceEpoch: 500n, targetEpoch: 500n };
+        const failing = failingInterchange(
+          GVR_A,
+          [{ pubkey: V3, blocks: [], attestations: [], floors: high }],
+          new SlashingImportError("$.data[1]: broken on purpose"),
+        );
+        expect(await rejection(store.importInterchange(failing))).toBeInstanceOf(
+          SlashingImportError,
+        );
+        const foreign = interchange(GVR_B, [
+          { pubkey: V2, blocks: [], attestations: [], floors: high },
+        ]);
+        expect(await rejection(store.importInterchange(foreign))).toBeInstanceOf(
+          SlashingImportError,
+        );
+        for (const pk of [V2, V3]) {
+          expectOutcome(
+            await store.checkAndInsertBlock(GVR_A, block(pk, 10, root("b", 10))),
+            "new",
+          );
+          expectOutcome(
+            await store.checkAndInsertAttestation(GVR_A, vote(pk, 1, 2, root("a", 1, 2))),
+            "new",
+          );
+        }
+      });
+
+      test("a target floor alone, or a source floor alone, refuses only its own side", async () => {
+        await store.importInterchange(
+          interchange(GVR_A, [
+            { pubkey: V1, blocks: [], attestations: [], floors: { targetEpoch: 14n } },
+            { pubkey: V2, blocks: [], attestations: [], floors: { sourceEpoch: 10n } },
+          ]),
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 0, 13, root("a", 0, 13))),
+          "attestation_target_below_low_watermark",
+        );
+        expectOutcome(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 0, 15, root("a", 0, 15))),
+          "new",
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V2, 9, 30, root("a", 9, 30))),
+          "attestation_source_below_low_watermark",
+        );
+        expectOutcome(
+          await store.checkAndInsertAttestation(GVR_A, vote(V2, 10, 10, root("a", 10, 10))),
+          "new",
+        );
+        expectOutcome(await store.checkAndInsertBlock(GVR_A, block(V2, 0, root("b", 0))), "new");
+      });
+    });
+
     if (complete) {
       describe("prune", () => {
         test("keeps the newest epochs per validator and refuses below what is kept", async () => {

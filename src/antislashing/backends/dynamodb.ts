@@ -64,6 +64,7 @@ import {
   type PubkeyHex,
   SlashingImportError,
   type SlashingStore,
+  type ValidatorFloors,
 } from "../store";
 
 export interface DynamoStoreOptions {
@@ -118,6 +119,28 @@ interface Watermarks {
 }
 
 const EMPTY: Watermarks = { block: null, attestation: null };
+
+/**
+ * Floors fold into the watermarks, which refuse at or below themselves already (a block slot or
+ * target at the watermark is refused too, its root being unknown). A watermark holds both epochs:
+ * a missing source floor stands in as 0 (refuses nothing), a missing target floor as the source
+ * floor - 1 (every target at or below that is below the source floor as well).
+ */
+function withFloors(marks: Watermarks, floors: ValidatorFloors | undefined): Watermarks {
+  if (floors === undefined) return marks;
+  const { blockSlot, sourceEpoch, targetEpoch } = floors;
+  const block =
+    blockSlot === undefined ? marks.block : mergeImportedBlocks(marks.block, [{ slot: blockSlot }]);
+  const source = sourceEpoch ?? 0n;
+  const target = targetEpoch ?? (source > 0n ? source - 1n : undefined);
+  const attestation =
+    target === undefined
+      ? marks.attestation
+      : mergeImportedAttestations(marks.attestation, [
+          { sourceEpoch: source, targetEpoch: target },
+        ]);
+  return { block, attestation };
+}
 const num = (value: bigint): AttributeValue => ({ N: value.toString(10) });
 const str = (value: string): AttributeValue => ({ S: value });
 
@@ -278,10 +301,11 @@ class DynamoSlashingStore implements SlashingStore {
     for await (const validator of source.validators()) {
       checkImportedValidator(validator, report.validators);
       const before = imported.get(validator.pubkey) ?? EMPTY;
-      imported.set(validator.pubkey, {
+      const merged = {
         block: mergeImportedBlocks(before.block, validator.blocks),
         attestation: mergeImportedAttestations(before.attestation, validator.attestations),
-      });
+      };
+      imported.set(validator.pubkey, withFloors(merged, validator.floors));
       report.validators += 1;
       report.blocks += validator.blocks.length;
       report.attestations += validator.attestations.length;

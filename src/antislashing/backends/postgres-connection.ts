@@ -33,6 +33,7 @@ import { readFileSync } from "node:fs";
 import { isIP, connect as netConnect, type Socket } from "node:net";
 import { Duplex } from "node:stream";
 import { type ConnectionOptions, checkServerIdentity, connect as tlsConnect } from "node:tls";
+import postgres from "postgres";
 
 export type SslMode = "disable" | "prefer" | "require" | "verify-ca" | "verify-full";
 
@@ -53,6 +54,8 @@ export interface PostgresTarget {
   readonly tls: TlsPolicy;
   /** For logs: scheme, host, port and database, never the credentials. */
   readonly display: string;
+  /** The setting or flag the URL came from, for error messages (default antislashing.url). */
+  readonly setting: string;
 }
 
 export class PostgresConfigError extends Error {
@@ -61,51 +64,54 @@ export class PostgresConfigError extends Error {
 
 const SSL_PARAMETERS = new Set(["sslmode", "sslrootcert", "sslcert", "sslkey"]);
 
-function readPem(path: string, what: string): string {
+function readPem(path: string, what: string, setting: string): string {
   try {
     return readFileSync(path, "utf8");
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new PostgresConfigError(`antislashing.url: cannot read ${what} "${path}": ${reason}`);
+    throw new PostgresConfigError(`${setting}: cannot read ${what} "${path}": ${reason}`);
   }
 }
 
-/** Parses and checks `antislashing.url`; throws PostgresConfigError (never echoing a password). */
-export function parsePostgresUrl(url: string): PostgresTarget {
+/**
+ * Parses and checks a PostgreSQL URL (`antislashing.url` unless `setting` names another source,
+ * which error messages then name); throws PostgresConfigError, never echoing a password.
+ */
+export function parsePostgresUrl(url: string, setting = "antislashing.url"): PostgresTarget {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     throw new PostgresConfigError(
-      "antislashing.url is not a URL (expected postgres://user:password@host:port/database)",
+      `${setting} is not a URL (expected postgres://user:password@host:port/database)`,
     );
   }
   if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
     throw new PostgresConfigError(
-      `antislashing.url must start with postgres:// or postgresql://, not ${parsed.protocol}//`,
+      `${setting} must start with postgres:// or postgresql://, not ${parsed.protocol}//`,
     );
   }
   const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
   if (host === "") {
     throw new PostgresConfigError(
-      "antislashing.url has no host (Unix-domain sockets are not supported; use host:port)",
+      `${setting} has no host (Unix-domain sockets are not supported; use host:port)`,
     );
   }
   if (host.includes(",") || parsed.searchParams.has("host")) {
-    throw new PostgresConfigError("antislashing.url must name exactly one host");
+    throw new PostgresConfigError(`${setting} must name exactly one host`);
   }
   let port = 5432;
   if (parsed.port !== "") {
     port = Number(parsed.port);
     if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      throw new PostgresConfigError(`antislashing.url has an invalid port "${parsed.port}"`);
+      throw new PostgresConfigError(`${setting} has an invalid port "${parsed.port}"`);
     }
   }
   const params = parsed.searchParams;
   for (const name of params.keys()) {
     if (name.startsWith("ssl") && !SSL_PARAMETERS.has(name)) {
       throw new PostgresConfigError(
-        `antislashing.url: "${name}" is not supported (supported: ${[...SSL_PARAMETERS].join(", ")})`,
+        `${setting}: "${name}" is not supported (supported: ${[...SSL_PARAMETERS].join(", ")})`,
       );
     }
   }
@@ -125,33 +131,34 @@ export function parsePostgresUrl(url: string): PostgresTarget {
       break;
     default:
       throw new PostgresConfigError(
-        `antislashing.url: unknown sslmode "${modeText}" (expected disable, allow, prefer, require, verify-ca or verify-full)`,
+        `${setting}: unknown sslmode "${modeText}" (expected disable, allow, prefer, require, verify-ca or verify-full)`,
       );
   }
   if (rootCert === "system" && mode !== "verify-full" && mode !== "disable") {
     throw new PostgresConfigError(
-      `antislashing.url: sslrootcert=system requires sslmode=verify-full, not ${modeText}`,
+      `${setting}: sslrootcert=system requires sslmode=verify-full, not ${modeText}`,
     );
   }
   let ca: string | undefined;
-  if (rootCert !== undefined && rootCert !== "system") ca = readPem(rootCert, "sslrootcert");
+  if (rootCert !== undefined && rootCert !== "system")
+    ca = readPem(rootCert, "sslrootcert", setting);
   // libpq: with a root certificate, "require" verifies the chain like verify-ca.
   if (mode === "require" && ca !== undefined) mode = "verify-ca";
   const certPath = params.get("sslcert");
   const keyPath = params.get("sslkey");
   if ((certPath === null) !== (keyPath === null)) {
-    throw new PostgresConfigError("antislashing.url: sslcert and sslkey must be given together");
+    throw new PostgresConfigError(`${setting}: sslcert and sslkey must be given together`);
   }
   const tls: TlsPolicy = {
     mode,
     ...(ca === undefined ? {} : { ca }),
-    ...(certPath === null ? {} : { cert: readPem(certPath, "sslcert") }),
-    ...(keyPath === null ? {} : { key: readPem(keyPath, "sslkey") }),
+    ...(certPath === null ? {} : { cert: readPem(certPath, "sslcert", setting) }),
+    ...(keyPath === null ? {} : { key: readPem(keyPath, "sslkey", setting) }),
   };
   for (const name of SSL_PARAMETERS) params.delete(name);
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
   const display = `${parsed.protocol}//${parsed.host}/${database} (sslmode ${mode})`;
-  return { driverUrl: parsed.toString(), host, port, tls, display };
+  return { driverUrl: parsed.toString(), host, port, tls, display, setting };
 }
 
 /** libpq's SSLRequest: length 8, code 1234.5679. */
@@ -307,7 +314,7 @@ export async function openSocket(target: PostgresTarget, options: SocketOptions)
         socket.destroy();
         throw new Error(
           `${where} does not accept TLS connections, and sigil requires TLS (sslmode ${target.tls.mode}); ` +
-            "enable TLS on the server, or add ?sslmode=disable to antislashing.url to connect in plaintext",
+            `enable TLS on the server, or add ?sslmode=disable to ${target.setting} to connect in plaintext`,
         );
       }
       if (answer !== 0x53 /* S */) {
@@ -336,4 +343,46 @@ export function failedSocket(error: unknown): Duplex {
   });
   setTimeout(() => stream.destroy(error instanceof Error ? error : new Error(String(error))), 0);
   return stream;
+}
+
+export interface ClientOptions {
+  /** Connections kept by this pool. */
+  readonly poolSize: number;
+  readonly forceIpv4: boolean;
+  /** Connect (DNS, TCP, TLS) time limit per connection; default 10 s. */
+  readonly connectTimeoutMs?: number;
+  /** Session settings sent at connect, `application_name` among them. */
+  readonly connection: Readonly<Record<string, string>>;
+  /** Called (at most once per pool) when sslmode=prefer/allow falls back to plaintext. */
+  readonly onPlaintextFallback?: () => void;
+}
+
+/**
+ * A postgres.js pool whose every connection is opened by `openSocket`: sigil's TLS and address
+ * rules, never the driver's. Connecting is lazy: the first query opens the first connection.
+ */
+export function createPostgresClient(target: PostgresTarget, options: ClientOptions): postgres.Sql {
+  let warnedFallback = false;
+  const timeoutMs = options.connectTimeoutMs ?? 10_000;
+  const socketOptions: SocketOptions = {
+    forceIpv4: options.forceIpv4,
+    timeoutMs,
+    onPlaintextFallback: () => {
+      if (warnedFallback) return;
+      warnedFallback = true;
+      options.onPlaintextFallback?.();
+    },
+  };
+  // `socket` is a postgres.js option its type declarations lack (hence no inline literal).
+  const driverOptions = {
+    max: options.poolSize,
+    // TLS is negotiated by openSocket; the driver only ever sees a ready stream.
+    ssl: false,
+    socket: () => openSocket(target, socketOptions).catch(failedSocket),
+    onnotice: () => {},
+    connection: options.connection,
+    idle_timeout: 300,
+    connect_timeout: Math.ceil(timeoutMs / 1000),
+  };
+  return postgres(target.driverUrl, driverOptions);
 }

@@ -514,12 +514,228 @@ BEGIN
 END $$;
 `;
 
+// Floors take part in the rules (ValidatorFloors in store.ts). An import may carry low watermarks
+// that hold without a record at them (Web3Signer's, after its pruning): they are kept in the
+// validator's floors, a new source_floor among them, and the check functions compare against the
+// larger of the lowest record and the floor. A pruning floor always has a record at it, so for
+// pruning no decision changes; an imported floor may have none, and then the import's skip of
+// attestations below target_floor (V2) skips nothing, as the MAX() it needs is NULL.
+const V3 = /* sql */ `
+ALTER TABLE sigil_validators ADD COLUMN source_floor sigil_u64;
+
+CREATE OR REPLACE FUNCTION sigil_check_and_insert_block(p_gvr bytea, p_pubkey bytea, p_slot numeric,
+  p_root bytea, OUT outcome text, OUT reason text, OUT other_root bytea,
+  OUT low_watermark numeric, OUT recorded_gvr bytea)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+  v_attempt integer := 0;
+  v_same record;
+  v_claim record;
+  v_floor numeric;
+BEGIN
+  PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
+  IF p_slot IS NULL OR p_slot < 0 OR p_slot > ${U64_MAX} OR p_slot <> trunc(p_slot) THEN
+    RAISE EXCEPTION 'slot out of range' USING ERRCODE = '22003';
+  END IF;
+  -- The recorded root never changes once written, so it is read without a lock.
+  SELECT m.genesis_validators_root INTO recorded_gvr FROM sigil_metadata m;
+  IF recorded_gvr IS NOT NULL AND recorded_gvr <> p_gvr THEN
+    outcome := 'refused';
+    reason := 'genesis_validators_root_mismatch';
+    RETURN;
+  END IF;
+  LOOP
+    SELECT v.id, v.block_floor INTO v_id, v_floor
+      FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+    IF v_id IS NOT NULL THEN
+      -- A record at this slot; a non-matching one first (false sorts before true).
+      SELECT b.signing_root INTO v_same FROM sigil_signed_blocks b
+        WHERE b.validator_id = v_id AND b.slot = p_slot
+        ORDER BY (b.signing_root IS NOT NULL AND b.signing_root = p_root)
+        LIMIT 1;
+      IF FOUND THEN
+        IF v_same.signing_root IS NOT NULL AND v_same.signing_root = p_root THEN
+          outcome := 'same_data';
+        ELSE
+          outcome := 'refused';
+          reason := 'double_block_proposal';
+          other_root := v_same.signing_root;
+        END IF;
+        RETURN;
+      END IF;
+      -- greatest() ignores NULLs: the floor alone, the lowest record alone, or the larger.
+      SELECT greatest(min(b.slot), v_floor) INTO low_watermark
+        FROM sigil_signed_blocks b WHERE b.validator_id = v_id;
+      IF low_watermark IS NOT NULL AND p_slot <= low_watermark THEN
+        outcome := 'refused';
+        reason := 'block_slot_below_low_watermark';
+        RETURN;
+      END IF;
+      low_watermark := NULL;
+    END IF;
+    -- Accepted: record it.
+    IF recorded_gvr IS NULL THEN
+      SELECT * INTO v_claim FROM sigil_claim_genesis_validators_root(p_gvr);
+      IF NOT v_claim.matches THEN
+        outcome := 'refused';
+        reason := 'genesis_validators_root_mismatch';
+        recorded_gvr := v_claim.recorded;
+        RETURN;
+      END IF;
+      recorded_gvr := v_claim.recorded;
+    END IF;
+    IF v_id IS NULL THEN
+      INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey)
+        ON CONFLICT (pubkey) DO NOTHING RETURNING id INTO v_id;
+      IF v_id IS NULL THEN
+        -- Another transaction created this validator meanwhile: decide again under its lock.
+        v_attempt := v_attempt + 1;
+        IF v_attempt > 3 THEN
+          RAISE EXCEPTION 'could not lock validator 0x%', encode(p_pubkey, 'hex');
+        END IF;
+        CONTINUE;
+      END IF;
+    END IF;
+    INSERT INTO sigil_signed_blocks (validator_id, slot, signing_root) VALUES (v_id, p_slot, p_root);
+    outcome := 'new';
+    RETURN;
+  END LOOP;
+END $$;
+
+CREATE OR REPLACE FUNCTION sigil_check_and_insert_attestation(p_gvr bytea, p_pubkey bytea,
+  p_source numeric, p_target numeric, p_root bytea,
+  OUT outcome text, OUT reason text, OUT other_source numeric, OUT other_target numeric,
+  OUT other_root bytea, OUT low_watermark numeric, OUT recorded_gvr bytea)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+  v_attempt integer := 0;
+  v_other record;
+  v_min_source numeric;
+  v_min_target numeric;
+  v_claim record;
+  v_source_floor numeric;
+  v_target_floor numeric;
+BEGIN
+  PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
+  IF p_source IS NULL OR p_source < 0 OR p_source > ${U64_MAX} OR p_source <> trunc(p_source)
+    OR p_target IS NULL OR p_target < 0 OR p_target > ${U64_MAX} OR p_target <> trunc(p_target) THEN
+    RAISE EXCEPTION 'epoch out of range' USING ERRCODE = '22003';
+  END IF;
+  SELECT m.genesis_validators_root INTO recorded_gvr FROM sigil_metadata m;
+  IF recorded_gvr IS NOT NULL AND recorded_gvr <> p_gvr THEN
+    outcome := 'refused';
+    reason := 'genesis_validators_root_mismatch';
+    RETURN;
+  END IF;
+  IF p_source > p_target THEN
+    outcome := 'refused';
+    reason := 'source_after_target';
+    RETURN;
+  END IF;
+  LOOP
+    SELECT v.id, v.source_floor, v.target_floor INTO v_id, v_source_floor, v_target_floor
+      FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+    IF v_id IS NOT NULL THEN
+      -- A record with this target; a non-matching one first.
+      SELECT a.source_epoch, a.target_epoch, a.signing_root INTO v_other
+        FROM sigil_signed_attestations a
+        WHERE a.validator_id = v_id AND a.target_epoch = p_target
+        ORDER BY (a.source_epoch = p_source AND a.signing_root IS NOT NULL AND a.signing_root = p_root)
+        LIMIT 1;
+      IF FOUND THEN
+        IF v_other.source_epoch = p_source AND v_other.signing_root IS NOT NULL
+          AND v_other.signing_root = p_root THEN
+          outcome := 'same_data';
+        ELSE
+          outcome := 'refused';
+          reason := 'double_vote';
+        END IF;
+      ELSE
+        SELECT a.source_epoch, a.target_epoch, a.signing_root INTO v_other
+          FROM sigil_signed_attestations a
+          WHERE a.validator_id = v_id AND a.source_epoch > p_source AND a.target_epoch < p_target
+          LIMIT 1;
+        IF FOUND THEN
+          outcome := 'refused';
+          reason := 'surrounding_vote';
+        ELSE
+          SELECT a.source_epoch, a.target_epoch, a.signing_root INTO v_other
+            FROM sigil_signed_attestations a
+            WHERE a.validator_id = v_id AND a.source_epoch < p_source AND a.target_epoch > p_target
+            LIMIT 1;
+          IF FOUND THEN
+            outcome := 'refused';
+            reason := 'surrounded_vote';
+          END IF;
+        END IF;
+      END IF;
+      IF outcome IS NOT NULL THEN
+        IF outcome = 'refused' THEN
+          other_source := v_other.source_epoch;
+          other_target := v_other.target_epoch;
+          other_root := v_other.signing_root;
+        END IF;
+        RETURN;
+      END IF;
+      SELECT greatest(min(a.source_epoch), v_source_floor), greatest(min(a.target_epoch), v_target_floor)
+        INTO v_min_source, v_min_target
+        FROM sigil_signed_attestations a WHERE a.validator_id = v_id;
+      IF v_min_source IS NOT NULL AND p_source < v_min_source THEN
+        outcome := 'refused';
+        reason := 'attestation_source_below_low_watermark';
+        low_watermark := v_min_source;
+        RETURN;
+      END IF;
+      IF v_min_target IS NOT NULL AND p_target <= v_min_target THEN
+        outcome := 'refused';
+        reason := 'attestation_target_below_low_watermark';
+        low_watermark := v_min_target;
+        RETURN;
+      END IF;
+    END IF;
+    -- Accepted: record it.
+    IF recorded_gvr IS NULL THEN
+      SELECT * INTO v_claim FROM sigil_claim_genesis_validators_root(p_gvr);
+      IF NOT v_claim.matches THEN
+        outcome := 'refused';
+        reason := 'genesis_validators_root_mismatch';
+        recorded_gvr := v_claim.recorded;
+        RETURN;
+      END IF;
+      recorded_gvr := v_claim.recorded;
+    END IF;
+    IF v_id IS NULL THEN
+      INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey)
+        ON CONFLICT (pubkey) DO NOTHING RETURNING id INTO v_id;
+      IF v_id IS NULL THEN
+        v_attempt := v_attempt + 1;
+        IF v_attempt > 3 THEN
+          RAISE EXCEPTION 'could not lock validator 0x%', encode(p_pubkey, 'hex');
+        END IF;
+        CONTINUE;
+      END IF;
+    END IF;
+    INSERT INTO sigil_signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
+      VALUES (v_id, p_source, p_target, p_root);
+    outcome := 'new';
+    RETURN;
+  END LOOP;
+END $$;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: "EIP-3076 complete history, check-and-insert functions", sql: V1 },
   {
     version: 2,
     description: "pruning floors: imports skip history below what pruning kept",
     sql: V2,
+  },
+  {
+    version: 3,
+    description: "source floor; floors take part in the low-watermark rules (imported watermarks)",
+    sql: V3,
   },
 ];
 

@@ -22,7 +22,7 @@
  *     Two imports (or an import and a prune) locking the same validators in different orders can
  *     deadlock; PostgreSQL then fails one of them, which writes nothing.
  */
-import postgres from "postgres";
+import type postgres from "postgres";
 import type { Logger } from "../../observability/log";
 import { assertAttestationVote, assertBlockProposal, assertPubkey, isUint64 } from "../encoding";
 import {
@@ -51,12 +51,7 @@ import {
   SlashingImportError,
   type SlashingStore,
 } from "../store";
-import {
-  failedSocket,
-  openSocket,
-  PostgresConfigError,
-  parsePostgresUrl,
-} from "./postgres-connection";
+import { createPostgresClient, PostgresConfigError, parsePostgresUrl } from "./postgres-connection";
 import { runPostgresMigrations } from "./postgres-migrate";
 import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./postgres-schema";
 
@@ -293,6 +288,17 @@ class PostgresStore implements SlashingStore {
             ${attestations.map((a) => a.source)}::text[],
             ${attestations.map((a) => a.target)}::text[],
             ${attestations.map((a) => a.root)}::text[])`;
+        const floors = importedFloors(validator);
+        if (floors !== null) {
+          // The validator's row is locked by sigil_import_validator; greatest() skips NULLs, so
+          // floors only rise and an absent one leaves the column as it is.
+          await tx`
+            UPDATE sigil_validators SET
+              block_floor = greatest(block_floor, ${floors.block}::numeric),
+              source_floor = greatest(source_floor, ${floors.source}::numeric),
+              target_floor = greatest(target_floor, ${floors.target}::numeric)
+            WHERE pubkey = ${pubkey}`;
+        }
         report.validators += 1;
         report.blocks += blocks.length;
         report.attestations += attestations.length;
@@ -382,6 +388,21 @@ function importedBlock(block: InterchangeBlock): { slot: string; root: string | 
     slot: uint64(block.slot, "slot"),
     root: block.signingRoot === undefined ? null : toHex(block.signingRoot),
   };
+}
+
+function importedFloors(
+  validator: InterchangeValidator,
+): { block: string | null; source: string | null; target: string | null } | null {
+  const floors = validator.floors;
+  if (floors === undefined) return null;
+  const text = (value: bigint | undefined, what: string) =>
+    value === undefined ? null : uint64(value, what);
+  const result = {
+    block: text(floors.blockSlot, "block slot floor"),
+    source: text(floors.sourceEpoch, "source epoch floor"),
+    target: text(floors.targetEpoch, "target epoch floor"),
+  };
+  return result.block === null && result.source === null && result.target === null ? null : result;
 }
 
 function importedAttestation(attestation: InterchangeAttestation): {
@@ -478,36 +499,18 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       { database: target.display },
     );
   }
-  let warnedFallback = false;
-  const socketOptions = {
+  const sql = createPostgresClient(target, {
+    poolSize: options.poolSize,
     forceIpv4: options.forceIpv4,
-    timeoutMs: options.connectTimeoutMs ?? 10_000,
-    onPlaintextFallback: () => {
-      if (warnedFallback) return;
-      warnedFallback = true;
+    connectTimeoutMs: options.connectTimeoutMs,
+    // The check functions rely on (and insist on) READ COMMITTED; see postgres-schema.ts.
+    connection: { application_name: "sigil", default_transaction_isolation: "read committed" },
+    onPlaintextFallback: () =>
       logger?.warn(
         "slashing protection: server offers no TLS, connecting in plaintext (sslmode=prefer)",
-        {
-          database: target.display,
-        },
-      );
-    },
-  };
-  const driverOptions = {
-    max: options.poolSize,
-    // TLS is negotiated by openSocket; the driver only ever sees a ready stream.
-    ssl: false,
-    socket: () => openSocket(target, socketOptions).catch(failedSocket),
-    onnotice: () => {},
-    // The check functions rely on (and insist on) READ COMMITTED; see postgres-schema.ts.
-    connection: {
-      application_name: "sigil",
-      default_transaction_isolation: "read committed" as const,
-    },
-    idle_timeout: 300,
-    connect_timeout: Math.ceil((options.connectTimeoutMs ?? 10_000) / 1000),
-  };
-  const sql = postgres(target.driverUrl, driverOptions);
+        { database: target.display },
+      ),
+  });
   try {
     await runPostgresMigrations(
       sql,

@@ -30,6 +30,10 @@
  * missing root) are skipped, so re-importing a file changes nothing.
  *   Pruned validators: records below the floors that `prune` recorded are skipped (see `prune`),
  * so that importing an old file again cannot lower the low watermarks and re-open what was pruned.
+ *   Floors (block_floor, source_floor, target_floor) also take part in the rules: the low
+ * watermarks handed to rules.ts are the larger of the lowest record and the floor. A pruning floor
+ * has a record at it, so for pruning this changes no decision; an import may carry floors without
+ * records (ValidatorFloors in store.ts: Web3Signer's low watermarks), raised after its records.
  *   Slashable data: imported records are kept as they are, even when slashable with respect to
  * each other or to the database (two roots for one slot, surround votes, no root). The complete
  * rules then refuse every new message that conflicts with any of them, and conditions 2, 4, 5 use
@@ -144,6 +148,15 @@ const MIGRATIONS: readonly Migration[] = [
       "ALTER TABLE validators ADD COLUMN target_floor INTEGER",
     ],
   },
+  {
+    version: 3,
+    description: "source floor; floors take part in the low-watermark rules (imported watermarks)",
+    sql: [
+      // Raised only by an import that carries floors (ValidatorFloors in store.ts), e.g. the
+      // low watermarks of a Web3Signer database. Encoded like the records.
+      "ALTER TABLE validators ADD COLUMN source_floor INTEGER",
+    ],
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
@@ -187,6 +200,16 @@ function asBigint(value: unknown): bigint | null {
   if (typeof value === "bigint") return value;
   if (typeof value === "number") return BigInt(value);
   throw new Error(`sqlite: expected an integer, got ${typeof value}`);
+}
+
+/** The effective low watermark: the larger of the lowest record and the floor (both encoded). */
+function watermark(lowestRecord: unknown, floor: unknown): bigint | null {
+  const known = [asBigint(lowestRecord), asBigint(floor)].filter((v): v is bigint => v !== null);
+  return known.length === 0 ? null : dec(known.reduce((a, b) => (a > b ? a : b)));
+}
+
+function encFloor(value: bigint | undefined): bigint | null {
+  return value === undefined ? null : enc(value);
 }
 
 function asRoot(value: unknown): Uint8Array | null {
@@ -261,14 +284,14 @@ class SqliteSlashingStore implements SlashingStore {
            EXISTS (SELECT 1 FROM signed_blocks WHERE validator_id = $v AND slot = $slot) AS same_exists,
            (SELECT signing_root FROM signed_blocks WHERE validator_id = $v AND slot = $slot
               ORDER BY signing_root IS $root LIMIT 1) AS same_root,
-           (SELECT slot FROM signed_blocks WHERE validator_id = $v ORDER BY slot LIMIT 1) AS min_slot`,
+           (SELECT slot FROM signed_blocks WHERE validator_id = $v ORDER BY slot LIMIT 1) AS min_slot,
+           (SELECT block_floor FROM validators WHERE id = $v) AS floor`,
       )
       .get({ v: validatorId, slot: enc(slot), root }) as Row;
-    const minSlot = asBigint(row.min_slot);
     return {
       sameSlot:
         asBigint(row.same_exists) === 1n ? { slot, signingRoot: asRoot(row.same_root) } : null,
-      minSlot: minSlot === null ? null : dec(minSlot),
+      minSlot: watermark(row.min_slot, row.floor),
     };
   }
 
@@ -296,7 +319,9 @@ class SqliteSlashingStore implements SlashingStore {
               WHERE validator_id = $v ORDER BY source_epoch LIMIT 1),
            (SELECT target_epoch FROM signed_attestations INDEXED BY signed_attestations_by_target
               WHERE validator_id = $v ORDER BY target_epoch LIMIT 1),
-           NULL`,
+           NULL
+         UNION ALL
+         SELECT 5, source_floor, target_floor, NULL FROM validators WHERE id = $v`,
       )
       .all({
         v: validatorId,
@@ -307,17 +332,15 @@ class SqliteSlashingStore implements SlashingStore {
     let sameTarget: StoredAttestation | null = null;
     let surroundedByNew: StoredAttestation | null = null;
     let surroundingNew: StoredAttestation | null = null;
-    let minSource: bigint | null = null;
-    let minTarget: bigint | null = null;
+    let lowest: Row = {};
+    let floors: Row = {};
     for (const row of rows) {
       const kind = asBigint(row.kind);
+      if (kind === 4n) lowest = row;
+      if (kind === 5n) floors = row;
       const source = asBigint(row.source_epoch);
       const target = asBigint(row.target_epoch);
-      if (kind === 4n) {
-        minSource = source === null ? null : dec(source);
-        minTarget = target === null ? null : dec(target);
-        continue;
-      }
+      if (kind === 4n || kind === 5n) continue;
       if (source === null || target === null) continue;
       const record = {
         sourceEpoch: dec(source),
@@ -328,7 +351,13 @@ class SqliteSlashingStore implements SlashingStore {
       else if (kind === 2n) surroundedByNew = record;
       else if (kind === 3n) surroundingNew = record;
     }
-    return { sameTarget, surroundedByNew, surroundingNew, minSource, minTarget };
+    return {
+      sameTarget,
+      surroundedByNew,
+      surroundingNew,
+      minSource: watermark(lowest.source_epoch, floors.source_epoch),
+      minTarget: watermark(lowest.target_epoch, floors.target_epoch),
+    };
   }
 
   async checkAndInsertBlock(
@@ -424,7 +453,10 @@ class SqliteSlashingStore implements SlashingStore {
 
     const stage = `sigil_import_${process.pid}_${++stagingCounter}`;
     const db = this.db;
-    db.run(`CREATE TEMP TABLE ${stage}_v (idx INTEGER PRIMARY KEY, pubkey TEXT NOT NULL)`);
+    db.run(
+      `CREATE TEMP TABLE ${stage}_v (idx INTEGER PRIMARY KEY, pubkey TEXT NOT NULL,
+         block_floor INTEGER, source_floor INTEGER, target_floor INTEGER)`,
+    );
     db.run(
       `CREATE TEMP TABLE ${stage}_b (idx INTEGER NOT NULL, slot INTEGER NOT NULL, signing_root BLOB)`,
     );
@@ -433,7 +465,7 @@ class SqliteSlashingStore implements SlashingStore {
     );
     const report = { validators: 0, blocks: 0, attestations: 0 };
     try {
-      let pendingValidators: [number, string][] = [];
+      let pendingValidators: [number, InterchangeValidator][] = [];
       let pendingBlocks: [number, InterchangeBlock][] = [];
       let pendingAttestations: [number, InterchangeAttestation][] = [];
       const flush = () => {
@@ -447,7 +479,10 @@ class SqliteSlashingStore implements SlashingStore {
         pendingAttestations = [];
         // prepare(), not query(): query() caches statements per SQL text, and every import has
         // its own table names.
-        const insV = db.prepare(`INSERT INTO ${stage}_v (idx, pubkey) VALUES ($idx, $pubkey)`);
+        const insV = db.prepare(
+          `INSERT INTO ${stage}_v (idx, pubkey, block_floor, source_floor, target_floor)
+           VALUES ($idx, $pubkey, $block, $source, $target)`,
+        );
         const insB = db.prepare(
           `INSERT INTO ${stage}_b (idx, slot, signing_root) VALUES ($idx, $slot, $root)`,
         );
@@ -456,7 +491,15 @@ class SqliteSlashingStore implements SlashingStore {
         );
         try {
           db.transaction(() => {
-            for (const [idx, pubkey] of v) insV.run({ idx, pubkey });
+            for (const [idx, { pubkey, floors }] of v) {
+              insV.run({
+                idx,
+                pubkey,
+                block: encFloor(floors?.blockSlot),
+                source: encFloor(floors?.sourceEpoch),
+                target: encFloor(floors?.targetEpoch),
+              });
+            }
             for (const [idx, block] of b)
               insB.run({ idx, slot: enc(block.slot), root: block.signingRoot ?? null });
             for (const [idx, att] of a) {
@@ -477,7 +520,7 @@ class SqliteSlashingStore implements SlashingStore {
       for await (const validator of source.validators()) {
         const idx = report.validators;
         checkImportedValidator(validator, idx);
-        pendingValidators.push([idx, validator.pubkey]);
+        pendingValidators.push([idx, validator]);
         for (const block of validator.blocks) pendingBlocks.push([idx, block]);
         for (const att of validator.attestations) pendingAttestations.push([idx, att]);
         report.validators += 1;
@@ -515,6 +558,18 @@ class SqliteSlashingStore implements SlashingStore {
                   AND s.source_epoch <= (SELECT MAX(k.source_epoch) FROM signed_attestations k
                                          WHERE k.validator_id = v.id AND k.target_epoch = v.target_floor)
                  ) IS NOT TRUE`,
+        );
+        // After the records, so that none of this import's records falls below its own floors.
+        // Floors only rise (scalar max() is NULL when either side is: hence the coalesces).
+        db.run(
+          `UPDATE validators SET
+             block_floor = max(coalesce(block_floor, f.b), coalesce(f.b, block_floor)),
+             source_floor = max(coalesce(source_floor, f.s), coalesce(f.s, source_floor)),
+             target_floor = max(coalesce(target_floor, f.t), coalesce(f.t, target_floor))
+           FROM (SELECT pubkey, max(block_floor) AS b, max(source_floor) AS s, max(target_floor) AS t
+                 FROM ${stage}_v GROUP BY pubkey) f
+           WHERE validators.pubkey = f.pubkey
+             AND (f.b IS NOT NULL OR f.s IS NOT NULL OR f.t IS NOT NULL)`,
         );
       }).immediate();
     } finally {
@@ -619,7 +674,9 @@ class SqliteSlashingStore implements SlashingStore {
    * lowers MIN(target) but re-opens nothing: a new (s, t) with t' < t < target_floor must have
    * s >= s' not to surround it and s <= F.s not to be surrounded by F, which cannot both hold.
    * Pruned sources are <= every kept source, so these floors keep that invariant: every skipped
-   * or pruned attestation has a source <= the floor record's.
+   * or pruned attestation has a source <= the floor record's. A floor raised by an import may have
+   * no record at it: then no attestation is skipped (the MAX() is NULL), only blocks below it,
+   * which its own rule refuses anyway.
    */
   async prune(epochs: bigint): Promise<{ blocks: number; attestations: number }> {
     this.assertOpen();
