@@ -44,7 +44,13 @@ async function generateKeys(): Promise<CryptoKeyPair> {
 async function privateKeyPem(key: CryptoKey, label: string): Promise<string> {
   const der = new Uint8Array(await crypto.subtle.exportKey("pkcs8", key));
   registerTestSecret(der, `${label} (DER)`);
-  return registerTestSecret(x509.PemConverter.encode(der.buffer, "PRIVATE KEY"), label);
+  const pem = x509.PemConverter.encode(der.buffer, "PRIVATE KEY");
+  // Each line of the body too: a leak of part of the file is still a leak.
+  for (const line of pem.split(/\r?\n/)) {
+    if (line.length >= 16 && !line.startsWith("-----"))
+      registerTestSecret(line, `${label} (PEM line)`);
+  }
+  return registerTestSecret(pem, label);
 }
 
 /** Valid from yesterday (clock skew) for a year, or a year until yesterday. */
