@@ -1,11 +1,12 @@
 // The pure parts of the release build (scripts/build/): the target table against @chainsafe/blst's
 // own loader, the ELF check on real ELF files from node_modules and the system, the embedded-addon
-// check, and SHA256SUMS checked by the real `sha256sum -c`. Nothing here downloads or compiles;
+// check, the run check on stand-in executables, and SHA256SUMS checked by the real `sha256sum -c`.
+// Nothing here downloads or compiles;
 // `npm run release` itself is verified by hand (docs/release.md).
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import {
@@ -14,6 +15,7 @@ import {
   obtainBlstAddon,
 } from "../../scripts/build/blst-addon";
 import { ET_DYN, ET_EXEC, elfMismatch, readElfHeader } from "../../scripts/build/elf";
+import { runVersion, VERSION_LINE } from "../../scripts/build/run-check";
 import { formatSha256Sums, sha256OfFile } from "../../scripts/build/sums";
 import {
   artifactName,
@@ -277,6 +279,43 @@ describe("SHA256SUMS", () => {
     expect(() => formatSha256Sums([{ file: "a", sha256: digest.slice(2) }])).toThrow(
       /lowercase hex/,
     );
+  });
+});
+
+describe("run check", () => {
+  // Stand-ins for a release binary: scripts that answer `version` as a binary with blst, one that
+  // fell back to noble, and one that crashes. The check runs them as it runs a native binary.
+  const standIn = (name: string, body: string) => {
+    const path = join(work, name);
+    writeFileSync(path, `#!/bin/sh\n[ "$1" = version ] || exit 64\n${body}\n`);
+    chmodSync(path, 0o755);
+    return path;
+  };
+  const host = RELEASE_TARGETS.find((t) => t.arch === hostArch());
+
+  test("the expected version line names blst; noble or a missing part does not pass", () => {
+    expect(VERSION_LINE.test("sigil 0.1.0 (commit 8788421544f3, bun 1.4.5), bls blst")).toBe(true);
+    expect(VERSION_LINE.test("sigil 0.1.0 (commit 8788421544f3-dirty, bun 1.4.5), bls blst")).toBe(
+      true,
+    );
+    expect(VERSION_LINE.test("sigil 0.1.0 (commit 8788421544f3, bun 1.4.5), bls noble")).toBe(
+      false,
+    );
+    expect(VERSION_LINE.test("sigil 0.1.0 (commit 8788421544f3), bls blst")).toBe(false);
+  });
+
+  test("a native binary that reports blst passes; noble or a crash fails the release", () => {
+    if (!host) throw new Error(`no release target for ${process.arch}`);
+    const good = standIn("good", 'echo "sigil 0.1.0 (commit abc, bun 1.4.5), bls blst"');
+    expect(runVersion(good, host)).toEqual({
+      ran: true,
+      how: "natively",
+      output: "sigil 0.1.0 (commit abc, bun 1.4.5), bls blst",
+    });
+    const noble = standIn("noble", 'echo "sigil 0.1.0 (commit abc, bun 1.4.5), bls noble"');
+    expect(() => runVersion(noble, host)).toThrow(/exited 0: sigil .*bls noble/);
+    const crash = standIn("crash", 'echo "Illegal instruction" >&2; exit 132');
+    expect(() => runVersion(crash, host)).toThrow(/exited 132: Illegal instruction/);
   });
 });
 
