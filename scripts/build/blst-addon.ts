@@ -88,6 +88,16 @@ function fetchPackage(name: string, version: string, root: string, workDir: stri
   return join(into, "package");
 }
 
+/** Where `name` is installed at exactly `version`, resolved as blst's loader resolves it. */
+function installedPackageDir(name: string, version: string, from: string): string | undefined {
+  try {
+    const manifest = Bun.resolveSync(`${name}/package.json`, from);
+    return (readJson(manifest) as PackageJson).version === version ? dirname(manifest) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The addon of `name` (one of @chainsafe/blst's platform packages), at the exact version
  * @chainsafe/blst depends on, checked to be a 64-bit shared object for `arch`.
@@ -102,22 +112,9 @@ export function obtainBlstAddon(
   const version = (readJson(blstManifest) as PackageJson).optionalDependencies?.[name];
   if (version === undefined) throw new Error(`@chainsafe/blst does not list ${name}`);
 
-  let packageDir: string;
-  let source: BlstAddon["source"];
-  let installed: PackageJson | undefined;
-  try {
-    const manifest = Bun.resolveSync(`${name}/package.json`, dirname(blstManifest));
-    installed = readJson(manifest) as PackageJson;
-    packageDir = dirname(manifest);
-  } catch {
-    packageDir = "";
-  }
-  if (installed?.version === version) {
-    source = "node_modules";
-  } else {
-    packageDir = fetchPackage(name, version, root, workDir);
-    source = "npm pack";
-  }
+  const installed = installedPackageDir(name, version, dirname(blstManifest));
+  const packageDir = installed ?? fetchPackage(name, version, root, workDir);
+  const source: BlstAddon["source"] = installed ? "node_modules" : "npm pack";
 
   const main = (readJson(join(packageDir, "package.json")) as PackageJson).main;
   if (!main?.endsWith(".node")) throw new Error(`${name}@${version} has no .node main file`);
