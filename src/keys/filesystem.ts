@@ -7,17 +7,18 @@
  * `failures`; every other key still loads.
  *
  * Two phases. First every descriptor, keystore file and password file is read (raw keys are
- * imported then); then the keystores are unlocked. Reading first lets the keystore cache
- * (keystore-cache.ts), when configured, derive its key from every password before anything is
- * decrypted; a keystore the cache holds then needs no KDF at all.
+ * imported then, in batches: the worker pool derives their public keys in its workers while the
+ * main thread goes on reading); then the keystores are unlocked. Reading first lets the keystore
+ * cache (keystore-cache.ts), when configured, derive its key from every password before anything
+ * is decrypted; a keystore the cache holds then needs no KDF at all.
  *
- * Concurrency: descriptor reads and raw-key imports run at most `rawConcurrency` at once,
- * keystore reads at most `keystoreConcurrency`. KDFs run at most min(`keystoreConcurrency`,
- * cores) at once: they run on the runtime's thread pool (off the event loop), which Bun sizes to
- * the cores unless UV_THREADPOOL_SIZE says otherwise at launch. More KDFs than cores at once
- * gain nothing and cost 256 MiB each at the standard scrypt cost, which is memory-bound: 16
- * keystores with UV_THREADPOOL_SIZE=16 on 2 cores took twice the CPU time and 4.1 GiB instead of
- * 0.57 GiB. So the loader never asks for more.
+ * Concurrency: descriptor reads run at most `rawConcurrency` at once, keystore reads at most
+ * `keystoreConcurrency`; raw keys go to the BLS backend RAW_IMPORT_BATCH at a time. KDFs run at
+ * most min(`keystoreConcurrency`, cores) at once: they run on the runtime's thread pool (off the
+ * event loop), which Bun sizes to the cores unless UV_THREADPOOL_SIZE says otherwise at launch.
+ * More KDFs than cores at once gain nothing and cost 256 MiB each at the standard scrypt cost,
+ * which is memory-bound: 16 keystores with UV_THREADPOOL_SIZE=16 on 2 cores took twice the CPU
+ * time and 4.1 GiB instead of 0.57 GiB. So the loader never asks for more.
  *
  * Results are deterministic whatever the timing: keys and failures come back in configuration
  * order (directory, then file name, then document), and of two descriptors with the same
@@ -28,7 +29,12 @@ import { readdir, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import type { Logger } from "../observability/log";
-import type { BlsBackend, BlsSecretKey } from "../signing/bls/backend";
+import {
+  type BlsBackend,
+  type BlsImportResult,
+  type BlsSecretKey,
+  importSecretKeys,
+} from "../signing/bls/backend";
 import {
   type DescriptorDocument,
   DescriptorError,
@@ -90,6 +96,12 @@ export interface FilesystemLoadOptions {
   decrypt?: KeystoreDecrypt;
 }
 
+/**
+ * Raw keys per `importSecretKeys` call: large enough that handing a batch to the worker pool costs
+ * little per key, small enough that the workers start deriving while files are still being read.
+ */
+const RAW_IMPORT_BATCH = 256;
+
 const DESCRIPTOR_NAME = /\.ya?ml$/i;
 
 /** Position in configuration order: [directory, file, document]. */
@@ -98,6 +110,14 @@ type Order = number[];
 type Outcome =
   | { order: Order; file: string; ok: true; pubkey: string; key: BlsSecretKey }
   | { order: Order; file: string; ok: false; reason: string };
+
+/** A raw key read and waiting for its batch; the secret is zeroed once handed over. */
+interface ReadRawKey {
+  order: Order;
+  file: string;
+  label: string;
+  secret: Uint8Array;
+}
 
 /** A keystore descriptor whose files were read: everything but the KDF is done. */
 interface ReadKeystore {
@@ -203,15 +223,55 @@ export async function loadFilesystemKeys(
     outcomes.push({ order, file, ok: false, reason });
   };
 
+  const invalidKey = (err: unknown) =>
+    new DescriptorError(`invalid private key: ${err instanceof Error ? err.message : "rejected"}`);
+  const pubkeyOf = (key: BlsSecretKey) => `0x${Buffer.from(key.publicKey).toString("hex")}`;
+
   /** Imports the secret; the caller zeroes it. */
   const importSecret = (secret: Uint8Array): { key: BlsSecretKey; pubkey: string } => {
     try {
       const key = bls.importSecretKey(secret);
-      return { key, pubkey: `0x${Buffer.from(key.publicKey).toString("hex")}` };
+      return { key, pubkey: pubkeyOf(key) };
     } catch (err) {
-      const detail = err instanceof Error ? err.message : "rejected";
-      throw new DescriptorError(`invalid private key: ${detail}`);
+      throw invalidKey(err);
     }
+  };
+
+  let rawBatch: ReadRawKey[] = [];
+  const rawImports: Promise<void>[] = [];
+  /** Hands the raw keys read so far to the backend; their outcomes come with its answer. */
+  const importRawBatch = () => {
+    const batch = rawBatch;
+    rawBatch = [];
+    if (batch.length === 0) return;
+    let results: Promise<BlsImportResult[]>;
+    try {
+      results = importSecretKeys(
+        bls,
+        batch.map((raw) => raw.secret),
+      );
+    } catch (err) {
+      results = Promise.reject(err);
+    } finally {
+      // importSecretKeys copied every secret before returning.
+      for (const raw of batch) raw.secret.fill(0);
+    }
+    const settle = (raw: ReadRawKey, result: BlsImportResult) => {
+      const { order, file, label } = raw;
+      if (!result.ok) failed(order, file, label + invalidKey(result.error).reason);
+      else outcomes.push({ order, file, ok: true, key: result.key, pubkey: pubkeyOf(result.key) });
+    };
+    rawImports.push(
+      results.then(
+        (imported) => {
+          for (const [i, raw] of batch.entries()) settle(raw, imported[i] as BlsImportResult);
+        },
+        (err: unknown) => {
+          const error = err instanceof Error ? err : new Error(String(err));
+          for (const raw of batch) settle(raw, { ok: false, error });
+        },
+      ),
+    );
   };
 
   const loadDescriptorFile = async (order: Order, file: string): Promise<void> => {
@@ -243,18 +303,16 @@ export async function loadFilesystemKeys(
         return;
       }
       const { descriptor } = document;
+      if (descriptor.type === "file-raw") {
+        rawBatch.push({ order: docOrder, file, label: label(i), secret: descriptor.privateKey });
+        if (rawBatch.length >= RAW_IMPORT_BATCH) importRawBatch();
+        return;
+      }
       try {
-        if (descriptor.type === "file-raw") {
-          const { key, pubkey } = await rawLimit.run(() => importSecret(descriptor.privateKey));
-          outcomes.push({ order: docOrder, file, ok: true, key, pubkey });
-        } else {
-          const read = await readLimit.run(() => readKeystore(descriptor, onMode));
-          keystores.push({ order: docOrder, file, label: label(i), ...read });
-        }
+        const read = await readLimit.run(() => readKeystore(descriptor, onMode));
+        keystores.push({ order: docOrder, file, label: label(i), ...read });
       } catch (err) {
         failed(docOrder, file, label(i) + reasonOf(err));
-      } finally {
-        if (descriptor.type === "file-raw") descriptor.privateKey.fill(0);
       }
     });
     await Promise.all(pending);
@@ -334,6 +392,8 @@ export async function loadFilesystemKeys(
     );
   }
   await Promise.all(tasks);
+  importRawBatch();
+  await Promise.all(rawImports);
   looseModes.flush(logger);
 
   const cache = options.cache

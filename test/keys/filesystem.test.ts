@@ -16,7 +16,9 @@ import { type FilesystemLoadResult, loadFilesystemKeys } from "../../src/keys/fi
 import { createSemaphore } from "../../src/keys/semaphore";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import type { BlsBackend } from "../../src/signing/bls/backend";
+import { createBlstBackend } from "../../src/signing/bls/blst";
 import { createNobleBackend } from "../../src/signing/bls/noble";
+import { type BlsWorkerPool, createPooledBackend } from "../../src/signing/bls/pool";
 import { captureSink } from "../support/log-capture";
 
 const CURVE_ORDER = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n;
@@ -32,6 +34,8 @@ function interopSecret(i: number): Uint8Array {
 }
 
 const hex = (bytes: Uint8Array) => `0x${Buffer.from(bytes).toString("hex")}`;
+const hex32 = (text: string | undefined) =>
+  Uint8Array.from(Buffer.from((text ?? "").slice(2), "hex"));
 
 /** Test-only EIP-2335 writer with a cheap PBKDF2 (c = 2^10). */
 function encryptKeystore(
@@ -366,6 +370,86 @@ describe("loadFilesystemKeys", () => {
   });
 });
 
+describe("loadFilesystemKeys with the BLS worker pool (public keys derived in its workers)", () => {
+  let pool: BlsWorkerPool;
+  beforeAll(async () => {
+    pool = await createPooledBackend(createBlstBackend(), { workers: 2, backendName: "blst" });
+  });
+  afterAll(() => pool?.close());
+
+  test("gives the same keys and failures, in the same order", async () => {
+    const { result } = await loadAll(4, pool);
+    checkResult(result);
+  });
+
+  test("many raw keys, several batches, invalid and duplicate ones among them: every key where it belongs, every secret zeroed", async () => {
+    const dir = mkdtempSync(join(root, "many-"));
+    const count = 700;
+    const manySecrets = Array.from({ length: count }, (_, i) => interopSecret(100 + i));
+    const name = (i: number) => `k${String(i).padStart(4, "0")}.yaml`;
+    const zero = new Set([5, 300, 650]);
+    const duplicate = new Map([
+      [400, 10],
+      [699, 698],
+    ]);
+    for (let i = 0; i < count; i++) {
+      const secret = zero.has(i)
+        ? new Uint8Array(32)
+        : (manySecrets[duplicate.get(i) ?? i] as Uint8Array);
+      writeFileSync(join(dir, name(i)), `type: file-raw\nprivateKey: ${hex(secret)}\n`);
+    }
+    const handed: Uint8Array[] = [];
+    const spy: BlsBackend = {
+      name: pool.name,
+      importSecretKey: (secret) => pool.importSecretKey(secret),
+      importSecretKeys(secrets) {
+        handed.push(...secrets);
+        return pool.importSecretKeys(secrets);
+      },
+      sign: (key, message) => pool.sign(key, message),
+      verify: (...args) => pool.verify(...args),
+    };
+    const log = memoryLogger();
+    const result = await loadFilesystemKeys({
+      paths: [dir],
+      keystoreConcurrency: 8,
+      rawConcurrency: 64,
+      bls: spy,
+      logger: log.logger,
+    });
+    const good = Array.from({ length: count }, (_, i) => i).filter(
+      (i) => !zero.has(i) && !duplicate.has(i),
+    );
+    // Expected public keys from noble, an implementation independent of the workers' blst.
+    expect(result.keys.map(({ file, pubkey }) => ({ file, pubkey }))).toEqual(
+      good.map((i) => ({
+        file: join(dir, name(i)),
+        pubkey: hex(bls.importSecretKey(manySecrets[i] as Uint8Array).publicKey),
+      })),
+    );
+    expect(result.failures).toEqual([
+      ...[...zero, ...duplicate.keys()]
+        .sort((a, b) => a - b)
+        .map((i) => ({
+          file: join(dir, name(i)),
+          reason: zero.has(i)
+            ? "invalid private key: BLS secret key is zero"
+            : expect.stringContaining(`duplicate of ${join(dir, name(duplicate.get(i) ?? 0))}`),
+        })),
+    ]);
+    expect(handed).toHaveLength(count);
+    expect(handed.every((secret) => secret.every((b) => b === 0))).toBe(true);
+    const message = new Uint8Array(32).fill(7);
+    const last = result.keys.at(-1);
+    expect(
+      bls.verify(hex32(last?.pubkey), message, await pool.sign(last?.key as never, message)),
+    ).toBe(true);
+    for (const secret of manySecrets) {
+      expect(log.lines.join("")).not.toContain(hex(secret).slice(2));
+    }
+  });
+});
+
 describe("key files open to group or others", () => {
   test("raw-key descriptors, keystores and password files with loose modes are named in a warning; keystore-only descriptors and 0600 files are not", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sigil-modes-"));
@@ -400,9 +484,7 @@ describe("key files open to group or others", () => {
         bls,
         logger: log.logger,
       });
-      expect(result.keys.map((k) => k.pubkey).sort()).toEqual(
-        pubkeys.slice(0, 3).sort(),
-      );
+      expect(result.keys.map((k) => k.pubkey).sort()).toEqual(pubkeys.slice(0, 3).sort());
       const warned = log
         .records()
         .filter((r) => r.level === "warn" && String(r.msg).includes("chmod 600"))

@@ -25,6 +25,14 @@ export interface BlsBackend {
    */
   importSecretKey(secret: Uint8Array): BlsSecretKey;
   /**
+   * Imports many secrets at once, for start-up: as `importSecretKey` on each, but the backend may
+   * derive the public keys elsewhere (the worker pool does it in its workers, in parallel). Every
+   * secret is copied before this returns, so callers may zero theirs at once. One result per
+   * secret, in order; an invalid secret fails alone, with the error `importSecretKey` would
+   * throw. Optional: `importSecretKeys` below stands in for a backend without it.
+   */
+  importSecretKeys?(secrets: readonly Uint8Array[]): Promise<BlsImportResult[]>;
+  /**
    * Signs `message` (for Ethereum: a 32-byte signing root). Returns the 96-byte compressed
    * signature, or a promise of it when the signing happens elsewhere (the worker pool, pool.ts).
    */
@@ -37,6 +45,25 @@ export interface BlsBackend {
    * the handle being garbage-collected.
    */
   forget?(key: BlsSecretKey): void;
+}
+
+export type BlsImportResult = { ok: true; key: BlsSecretKey } | { ok: false; error: Error };
+
+/** `backend.importSecretKeys`, or else `importSecretKey` on each secret, one after the other. */
+export function importSecretKeys(
+  backend: BlsBackend,
+  secrets: readonly Uint8Array[],
+): Promise<BlsImportResult[]> {
+  if (backend.importSecretKeys) return backend.importSecretKeys(secrets);
+  return Promise.resolve(
+    secrets.map((secret): BlsImportResult => {
+      try {
+        return { ok: true, key: backend.importSecretKey(secret) };
+      } catch (error) {
+        return { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
+      }
+    }),
+  );
 }
 
 /** A backend that signs on the calling thread (blst, noble): `sign` returns the bytes directly. */

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
-import { hex } from "../../../test/signing/bls-support";
+import { be32, hex } from "../../../test/signing/bls-support";
 import { SigilError } from "../../errors";
-import type { BlsSecretKey, LocalBlsBackend } from "./backend";
+import type { BlsImportResult, BlsSecretKey, LocalBlsBackend } from "./backend";
 import { createBlstBackend } from "./blst";
 import { CURVE_ORDER } from "./key";
 import { createNobleBackend } from "./noble";
@@ -214,6 +214,124 @@ describe("createPooledBackend (blst workers)", () => {
   });
 });
 
+/** The keys of results that must all have succeeded. */
+function importedKeys(results: BlsImportResult[]): BlsSecretKey[] {
+  return results.map((result, i) => {
+    if (!result.ok) throw new Error(`import ${i} failed: ${result.error.message}`);
+    return result.key;
+  });
+}
+
+/** What the local backend throws for `secret`, or "imported". */
+function localRefusal(secret: Uint8Array): string {
+  try {
+    blst.importSecretKey(secret);
+    return "imported";
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+describe("createPooledBackend importSecretKeys (public keys derived in the workers)", () => {
+  test("public keys are noble's, and the keys sign as blst does on the main thread", async () => {
+    const { pool } = await startPool(blst, { workers: 3 });
+    const secrets = Array.from({ length: 30 }, randomSecret);
+    const keys = importedKeys(await pool.importSecretKeys(secrets));
+    // noble (pure TypeScript) is an implementation independent of the workers' blst.
+    expect(keys.map((key) => hex(key.publicKey))).toEqual(
+      secrets.map((secret) => hex(noble.importSecretKey(secret).publicKey)),
+    );
+    expect(pool.stats().map((s) => s.keys)).toEqual([10, 10, 10]);
+    const messages = keys.map(() => randomMessage());
+    const signatures = await Promise.all(
+      keys.map((key, i) => pool.sign(key, messages[i] as Uint8Array)),
+    );
+    signatures.forEach((signature, i) => {
+      const reference = blst.importSecretKey(secrets[i] as Uint8Array);
+      expect(hex(signature)).toBe(hex(blst.sign(reference, messages[i] as Uint8Array)));
+    });
+    expect(
+      noble.verify(
+        keys[0]?.publicKey as Uint8Array,
+        messages[0] as Uint8Array,
+        signatures[0] as Uint8Array,
+      ),
+    ).toBe(true);
+  });
+
+  test("the secrets are copied at the call: zeroing them at once changes nothing", async () => {
+    const { pool } = await startPool(blst);
+    const secrets = Array.from({ length: 8 }, randomSecret);
+    const expected = secrets.map((secret) => hex(blst.importSecretKey(secret).publicKey));
+    const pending = pool.importSecretKeys(secrets);
+    for (const secret of secrets) secret.fill(0);
+    const keys = importedKeys(await pending);
+    expect(keys.map((key) => hex(key.publicKey))).toEqual(expected);
+    const message = randomMessage();
+    expect(
+      pool.verify(
+        keys[7]?.publicKey as Uint8Array,
+        message,
+        await pool.sign(keys[7] as BlsSecretKey, message),
+      ),
+    ).toBe(true);
+  });
+
+  test("an invalid secret fails alone, with the error importSecretKey gives, and is not kept", async () => {
+    const { pool } = await startPool(blst);
+    const good = [randomSecret(), randomSecret()];
+    const invalid = [
+      new Uint8Array(32), // zero
+      be32(CURVE_ORDER), // the order itself
+      be32(CURVE_ORDER + 1n),
+      new Uint8Array(32).fill(0xff),
+      new Uint8Array(31).fill(1),
+      new Uint8Array(33).fill(1),
+    ];
+    const results = await pool.importSecretKeys([
+      good[0] as Uint8Array,
+      ...invalid,
+      good[1] as Uint8Array,
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+    ]);
+    const messages = results.slice(1, -1).map((r) => (r.ok ? "imported" : r.error.message));
+    expect(messages).toEqual(invalid.map(localRefusal));
+    // The local backend's reasons, spelled out: the contract, not only agreement.
+    expect(messages.slice(0, 4)).toEqual([
+      "BLS secret key is zero",
+      "BLS secret key is not below the curve order",
+      "BLS secret key is not below the curve order",
+      "BLS secret key is not below the curve order",
+    ]);
+    expect(messages[4]).toMatch(/32 bytes/);
+    for (const message of messages) expect(message).not.toMatch(/[0-9a-f]{16}/i);
+    expect(pool.stats().reduce((n, s) => n + s.keys, 0)).toBe(2);
+    expect(importedKeys([results[7] as BlsImportResult]).map((k) => hex(k.publicKey))).toEqual([
+      hex(noble.importSecretKey(good[1] as Uint8Array).publicKey),
+    ]);
+  });
+
+  test("a pool closed meanwhile refuses the imports it has not answered, and any later call", async () => {
+    const { pool } = await startPool(blst, { backendName: "noble", workers: 1 });
+    const pending = pool.importSecretKeys(Array.from({ length: 200 }, randomSecret));
+    await pool.close();
+    const results = await pending;
+    const refused = results.filter((r) => !r.ok);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) expect(!r.ok && r.error).toBeInstanceOf(SigilError);
+    await expect(pool.importSecretKeys([randomSecret()])).rejects.toThrow(/closed/);
+  });
+});
+
 describe("createPooledBackend (noble workers)", () => {
   test("noble workers sign as blst does, and blst verifies them", async () => {
     const { pool } = await startPool(blst, { backendName: "noble", workers: 2 });
@@ -282,6 +400,78 @@ describe("createPooledBackend (noble workers)", () => {
 });
 
 describe("createPooledBackend restarts", () => {
+  test(
+    "a worker terminated while deriving public keys: the next worker derives them, and holds every key",
+    async () => {
+      // noble (≈1.7 ms a public key) keeps the batch in the worker long enough to be cut short.
+      const watched = watchedSpawn();
+      const { pool, logs } = await startPool(blst, {
+        backendName: "noble",
+        workers: 1,
+        spawn: watched.spawn,
+      });
+      const earlier = importedKeys(await pool.importSecretKeys([randomSecret()]));
+      const secrets = Array.from({ length: 300 }, randomSecret);
+      const pending = pool.importSecretKeys(secrets);
+      await Bun.sleep(20);
+      watched.workers[0]?.terminate();
+      const keys = importedKeys(await pending);
+      expect(watched.workers).toHaveLength(2);
+      expect(logs.some((l) => l.msg.includes("stopped; restarting"))).toBe(true);
+      expect(keys.map((key) => hex(key.publicKey))).toEqual(
+        secrets.map((secret) => hex(blst.importSecretKey(secret).publicKey)),
+      );
+      // The new worker holds the keys of both imports.
+      for (const key of [earlier[0], keys[0], keys[299]] as BlsSecretKey[]) {
+        const message = randomMessage();
+        expect(blst.verify(key.publicKey, message, await pool.sign(key, message))).toBe(true);
+      }
+      expect(pool.stats()).toEqual([{ keys: 301, queued: 0, inFlight: 0 }]);
+    },
+    { timeout: 60_000 },
+  );
+
+  test(
+    "imports its worker cannot answer are derived on the main thread, and the keys reach the next worker",
+    async () => {
+      const watched = watchedSpawn();
+      let broken = false;
+      // While broken, a worker that exits before it is ready: the restart fails.
+      const exitAtOnce = URL.createObjectURL(
+        new Blob(["process.exit(7);"], { type: "application/javascript" }),
+      );
+      const spawn = () => (broken ? new Worker(exitAtOnce) : watched.spawn());
+      const { pool, logs } = await startPool(blst, { workers: 1, spawn });
+      broken = true;
+      // Sent to a worker that dies before answering; the restart fails, so the main thread answers.
+      const lost = [randomSecret(), randomSecret()];
+      const lostResults = pool.importSecretKeys(lost);
+      watched.workers[0]?.terminate();
+      const lostKeys = importedKeys(await lostResults);
+      expect(logs.some((l) => l.msg === "BLS signing worker could not start")).toBe(true);
+      // Asked for while the worker is down: answered at once, from the main thread.
+      const whileDown = [randomSecret(), new Uint8Array(32)];
+      const results = await pool.importSecretKeys(whileDown);
+      expect(results[1]?.ok === false && results[1].error.message).toBe("BLS secret key is zero");
+      const keys = [...lostKeys, ...importedKeys(results.slice(0, 1))];
+      const secrets = [...lost, whileDown[0]] as Uint8Array[];
+      expect(keys.map((key) => hex(key.publicKey))).toEqual(
+        secrets.map((secret) => hex(noble.importSecretKey(secret).publicKey)),
+      );
+      expect(pool.stats()[0]?.keys).toBe(3);
+
+      broken = false;
+      await until(() => watched.workers.length === 2, "a restart that works", 30_000);
+      for (const [i, key] of keys.entries()) {
+        const message = randomMessage();
+        expect(hex(await pool.sign(key, message))).toBe(
+          hex(blst.sign(blst.importSecretKey(secrets[i] as Uint8Array), message)),
+        );
+      }
+    },
+    { timeout: 60_000 },
+  );
+
   test("a worker that cannot be restarted fails its jobs at once, and is tried again later", async () => {
     const watched = watchedSpawn();
     let broken = false;

@@ -2,9 +2,12 @@
  * A BLS backend that signs in worker threads (worker.ts), so that signing uses every core while
  * the main thread does HTTP, authorization and slashing protection.
  *
- * - Keys: `importSecretKey` checks the secret and computes the public key on the main thread with
- *   the local backend (callers get the public key at once, as before), then gives the key to one
- *   worker, the one holding the fewest keys, for the key's whole life.
+ * - Keys: each key goes to one worker, the one holding the fewest keys, for the key's whole life.
+ *   `importSecretKey` checks the secret and computes the public key on the main thread with the
+ *   local backend (callers get the public key at once, as before). `importSecretKeys`, for loading
+ *   many keys at start-up, lets each key's worker derive its public key instead (the costly part
+ *   of an import: 0.15 ms with blst), so the workers do it in parallel while the main thread goes
+ *   on reading key files; a worker down or failing to start falls back to the main thread.
  * - Order: every job of a key goes to that key's worker, which signs its messages one after the
  *   other, so the signatures of one validator come back in the order `sign` was called.
  * - Batching: at most MAX_BATCHES_IN_FLIGHT messages are outstanding per worker; jobs that queue
@@ -21,8 +24,16 @@
 import { availableParallelism } from "node:os";
 import { SigilError } from "../../errors";
 import type { Logger } from "../../observability/log";
-import type { BlsBackend, BlsBackendName, BlsSecretKey, LocalBlsBackend } from "./backend";
-import { createKeyHandle, toHex } from "./key";
+import {
+  type BlsBackend,
+  type BlsBackendName,
+  type BlsImportResult,
+  type BlsSecretKey,
+  type LocalBlsBackend,
+  PUBLIC_KEY_BYTES,
+  SECRET_KEY_BYTES,
+} from "./backend";
+import { createKeyHandle, parseSecretScalar, toHex } from "./key";
 import type { FromWorker, SignJob, ToWorker } from "./protocol";
 import { SELF_TEST_KEY, SELF_TEST_MESSAGE } from "./select";
 
@@ -30,6 +41,8 @@ import { SELF_TEST_KEY, SELF_TEST_MESSAGE } from "./select";
 const MAX_BATCH = 16;
 /** Two, so that a worker has its next batch in hand when it finishes one. */
 const MAX_BATCHES_IN_FLIGHT = 2;
+/** Keys per `import` message: answers come back, and handles are made, while workers go on. */
+const MAX_IMPORT_BATCH = 256;
 const READY_TIMEOUT_MS = 30_000;
 const MAX_RESTART_DELAY_MS = 30_000;
 const CLOSE_WAIT_MS = 2_000;
@@ -45,6 +58,7 @@ export interface BlsWorkerPoolOptions {
 }
 
 export interface BlsWorkerPool extends BlsBackend {
+  importSecretKeys(secrets: readonly Uint8Array[]): Promise<BlsImportResult[]>;
   sign(key: BlsSecretKey, message: Uint8Array): Promise<Uint8Array>;
   readonly workers: number;
   /** Per worker: keys held, jobs queued here, jobs sent and not yet answered. */
@@ -87,6 +101,11 @@ interface Job extends SignJob {
   reject(error: Error): void;
 }
 
+interface ImportWaiter {
+  resolve(publicKey: Uint8Array): void;
+  reject(error: Error): void;
+}
+
 interface KeyRecord {
   readonly id: number;
   readonly slot: WorkerSlot;
@@ -115,6 +134,11 @@ class WorkerSlot {
   #failures = 0;
   /** Secret copies of this worker's keys, by id (see the module comment). */
   readonly #keys = new Map<number, Uint8Array>();
+  /** Keys whose public key the worker is to derive (`importKey`), by id. */
+  readonly #importing = new Map<number, ImportWaiter>();
+  /** Ids of `#importing` not yet sent to the worker. */
+  #importQueue: number[] = [];
+  #importFlushScheduled = false;
   /** Jobs not yet sent to the worker, in call order. */
   readonly #waiting: Job[] = [];
   /** Jobs sent and not yet answered. */
@@ -129,6 +153,8 @@ class WorkerSlot {
       spawn: () => Worker;
       selfTestSignature: Uint8Array;
       logger: BlsWorkerPoolOptions["logger"];
+      /** The main thread's own derivation, for when the worker cannot do it. */
+      derivePublicKey: (secret: Uint8Array) => Uint8Array;
     },
   ) {}
 
@@ -190,6 +216,32 @@ class WorkerSlot {
     if (this.#state === "ready") this.#sendKey(id, copy);
   }
 
+  /**
+   * Keeps the key as `add` does, and resolves with its public key once the worker derived it (or
+   * the main thread did, when the worker is down); rejects with the backend's reason when the
+   * secret is refused, and then keeps nothing.
+   */
+  importKey(id: number, secret: Uint8Array): Promise<Uint8Array> {
+    this.#keys.set(id, Uint8Array.from(secret));
+    return new Promise((resolve, reject) => {
+      this.#importing.set(id, { resolve, reject });
+      if (this.#state === "down") {
+        this.#importLocally(id);
+        return;
+      }
+      // A worker still starting gets it with the rest of the slot's keys once it is ready.
+      if (this.#state !== "ready") return;
+      this.#importQueue.push(id);
+      if (this.#importFlushScheduled) return;
+      // Imports asked for in the same turn leave together.
+      this.#importFlushScheduled = true;
+      queueMicrotask(() => {
+        this.#importFlushScheduled = false;
+        this.#sendImports();
+      });
+    });
+  }
+
   forget(id: number): void {
     const copy = this.#keys.get(id);
     if (copy === undefined) return;
@@ -230,6 +282,9 @@ class WorkerSlot {
     this.#startWaiter?.reject(stopping());
     this.#startWaiter = undefined;
     this.#failAll(stopping);
+    for (const waiter of this.#importing.values()) waiter.reject(stopping());
+    this.#importing.clear();
+    this.#importQueue = [];
     for (const copy of this.#keys.values()) copy.fill(0);
     this.#keys.clear();
     this.#worker?.terminate();
@@ -249,6 +304,56 @@ class WorkerSlot {
         jobs: jobs.map(({ job, id, message }) => ({ job, id, message })),
       });
     }
+  }
+
+  #sendImports(): void {
+    if (this.#state !== "ready") return;
+    const queue = this.#importQueue;
+    this.#importQueue = [];
+    for (let from = 0; from < queue.length; from += MAX_IMPORT_BATCH) {
+      const ids = queue.slice(from, from + MAX_IMPORT_BATCH).filter((id) => this.#keys.has(id));
+      // One buffer for the batch, transferred: no copy of it stays behind in this thread.
+      const secrets = new Uint8Array(ids.length * SECRET_KEY_BYTES);
+      ids.forEach((id, i) => {
+        secrets.set(this.#keys.get(id) as Uint8Array, i * SECRET_KEY_BYTES);
+      });
+      this.#post({ type: "import", ids, secrets }, [secrets.buffer]);
+    }
+  }
+
+  #onImported(ids: number[], publicKeys: Uint8Array, errors: (string | null)[]): void {
+    ids.forEach((id, i) => {
+      const waiter = this.#importing.get(id);
+      if (waiter === undefined) return;
+      this.#importing.delete(id);
+      const error = errors[i];
+      if (error === null || error === undefined) {
+        waiter.resolve(publicKeys.slice(i * PUBLIC_KEY_BYTES, (i + 1) * PUBLIC_KEY_BYTES));
+      } else {
+        this.#drop(id);
+        waiter.reject(new Error(error));
+      }
+    });
+  }
+
+  /** The main thread derives the public key: the worker cannot now. */
+  #importLocally(id: number): void {
+    const waiter = this.#importing.get(id);
+    const copy = this.#keys.get(id);
+    this.#importing.delete(id);
+    if (waiter === undefined || copy === undefined) return;
+    try {
+      waiter.resolve(this.options.derivePublicKey(copy));
+    } catch (error) {
+      this.#drop(id);
+      waiter.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** Zeroes and lets go of a key the worker never held (a refused import). */
+  #drop(id: number): void {
+    this.#keys.get(id)?.fill(0);
+    this.#keys.delete(id);
   }
 
   #onMessage(message: FromWorker): void {
@@ -271,6 +376,9 @@ class WorkerSlot {
         this.#failures = 0;
         this.#flush(false);
         return;
+      case "imported":
+        this.#onImported(message.ids, message.publicKeys, message.errors);
+        return;
     }
   }
 
@@ -283,7 +391,11 @@ class WorkerSlot {
     clearTimeout(this.#readyTimer);
     this.#state = "ready";
     this.#everReady = true;
-    for (const [id, copy] of this.#keys) this.#sendKey(id, copy);
+    // Imports still waiting (asked for while starting, or lost with the previous worker) are
+    // sent again as imports: their callers still wait for the public key.
+    this.#importQueue = [...this.#importing.keys()];
+    for (const [id, copy] of this.#keys) if (!this.#importing.has(id)) this.#sendKey(id, copy);
+    this.#sendImports();
     this.#startWaiter?.resolve();
     this.#startWaiter = undefined;
     this.#flush(false);
@@ -302,6 +414,8 @@ class WorkerSlot {
       `BLS signing worker ${this.index} could not start; the request was not signed`,
     );
     this.#failAll(() => error);
+    this.#importQueue = [];
+    for (const id of [...this.#importing.keys()]) this.#importLocally(id);
     this.options.logger?.error("BLS signing worker could not start", {
       worker: this.index,
       reason,
@@ -321,6 +435,8 @@ class WorkerSlot {
     this.#worker = undefined;
     this.#state = "starting";
     this.#failures++;
+    // Imports sent and not answered stay in #importing: the next worker gets them again.
+    this.#importQueue = [];
     const lost = this.#sent.size;
     this.#failAll(
       () =>
@@ -386,11 +502,17 @@ export async function createPooledBackend(
   const reference = inner.importSecretKey(SELF_TEST_KEY);
   const selfTestSignature = inner.sign(reference, SELF_TEST_MESSAGE);
   inner.forget(reference);
+  const derivePublicKey = (secret: Uint8Array): Uint8Array => {
+    const local = inner.importSecretKey(secret);
+    inner.forget(local);
+    return local.publicKey;
+  };
   const slotOptions = {
     backendName: options.backendName,
     spawn: options.spawn ?? spawnWorker,
     selfTestSignature,
     logger: options.logger,
+    derivePublicKey,
   };
   const slots = Array.from({ length: count }, (_, i) => new WorkerSlot(i, slotOptions));
   const closeAll = () => Promise.all(slots.map((slot) => slot.close())).then(() => {});
@@ -411,6 +533,28 @@ export async function createPooledBackend(
   const leastLoaded = (): WorkerSlot =>
     slots.reduce((best, slot) => (slot.keyCount < best.keyCount ? slot : best));
 
+  const newHandle = (record: KeyRecord, publicKey: Uint8Array): BlsSecretKey => {
+    const handle = createKeyHandle(inner.name, publicKey);
+    records.set(handle, record);
+    collected.register(handle, record, handle);
+    return handle;
+  };
+
+  const importOne = async (secret: Uint8Array): Promise<BlsImportResult> => {
+    try {
+      // Wrong types and lengths fail here as importSecretKey fails; zero and values not below
+      // the curve order fail in the worker's backend, with the same message.
+      if (!(secret instanceof Uint8Array) || secret.length !== SECRET_KEY_BYTES) {
+        parseSecretScalar(secret);
+      }
+      const record: KeyRecord = { id: nextId++, slot: leastLoaded() };
+      const publicKey = await record.slot.importKey(record.id, secret);
+      return { ok: true, key: newHandle(record, publicKey) };
+    } catch (error) {
+      return { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
+    }
+  };
+
   return Object.freeze({
     name: inner.name,
     workers: count,
@@ -419,15 +563,16 @@ export async function createPooledBackend(
       if (closed) throw new Error("the BLS worker pool is closed");
       // Validates the secret and derives the public key here, then drops the local backend's
       // key: the only copy left on this thread is the slot's, kept for restarts.
-      const local = inner.importSecretKey(secret);
-      const publicKey = local.publicKey;
-      inner.forget(local);
+      const publicKey = derivePublicKey(secret);
       const record: KeyRecord = { id: nextId++, slot: leastLoaded() };
       record.slot.add(record.id, secret);
-      const handle = createKeyHandle(inner.name, publicKey);
-      records.set(handle, record);
-      collected.register(handle, record, handle);
-      return handle;
+      return newHandle(record, publicKey);
+    },
+
+    async importSecretKeys(secrets: readonly Uint8Array[]): Promise<BlsImportResult[]> {
+      if (closed) throw new Error("the BLS worker pool is closed");
+      // Every call below copies its secret before returning (the contract of importSecretKeys).
+      return Promise.all(secrets.map(importOne));
     },
 
     sign(key: BlsSecretKey, message: Uint8Array): Promise<Uint8Array> {

@@ -1,6 +1,7 @@
 /**
  * The messages between the BLS worker pool (pool.ts, main thread) and its workers (worker.ts).
- * Keys are named by a number the pool assigns; secrets cross only in `add`, once per worker start.
+ * Keys are named by a number the pool assigns; secrets cross only in `add` or `import`, once per
+ * worker start.
  */
 import type { BlsBackendName } from "./backend";
 
@@ -17,6 +18,17 @@ export interface AddMessage {
   id: number;
   /** 32 bytes, transferred: the worker zeroes it once imported. */
   secret: Uint8Array;
+}
+
+/**
+ * Keys to import and answer for: the worker derives each public key (the costly part of an
+ * import) and answers `imported`. Secrets cross once per worker start, in `add` or here.
+ */
+export interface ImportMessage {
+  type: "import";
+  ids: number[];
+  /** The secrets of `ids`, 32 bytes each, back to back; transferred, zeroed once imported. */
+  secrets: Uint8Array;
 }
 
 export interface ForgetMessage {
@@ -36,11 +48,22 @@ export interface SignMessage {
   jobs: SignJob[];
 }
 
-export type ToWorker = InitMessage | AddMessage | ForgetMessage | SignMessage;
+export type ToWorker = InitMessage | AddMessage | ImportMessage | ForgetMessage | SignMessage;
 
 export type SignResult = { job: number; signature: Uint8Array } | { job: number; error: string };
 
 export type FromWorker =
   | { type: "ready"; selfTestSignature: Uint8Array }
   | { type: "failed"; reason: string }
-  | { type: "signed"; results: SignResult[] };
+  | { type: "signed"; results: SignResult[] }
+  | ImportedMessage;
+
+/** The answer to an `import`, in its order: a key either has its public key or an error. */
+export interface ImportedMessage {
+  type: "imported";
+  ids: number[];
+  /** 48 bytes per id, back to back (zeros where the import failed). */
+  publicKeys: Uint8Array;
+  /** Null where the key was imported; else why not (never containing the secret). */
+  errors: (string | null)[];
+}

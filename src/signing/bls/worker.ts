@@ -1,21 +1,33 @@
 /**
  * Entry of one BLS signing worker (pool.ts starts them). It holds the secret keys the pool gives
- * it, by the pool's id, inside its own blst or noble backend, and signs the jobs of each `sign`
- * message in order. Messages are handled one at a time, in arrival order, so the jobs of a key
+ * it, by the pool's id, inside its own blst or noble backend (deriving their public keys for the
+ * pool when asked, `import`), and signs the jobs of each `sign` message in order. Messages are handled one at a time, in arrival order, so the jobs of a key
  * are signed in the order the pool sent them.
  *
  * The compiled binary must name this file as an extra entrypoint (scripts/build.ts).
  */
-import type { BlsSecretKey, LocalBlsBackend } from "./backend";
+import {
+  type BlsSecretKey,
+  type LocalBlsBackend,
+  PUBLIC_KEY_BYTES,
+  SECRET_KEY_BYTES,
+} from "./backend";
 import { createNobleBackend } from "./noble";
-import type { FromWorker, InitMessage, SignMessage, SignResult, ToWorker } from "./protocol";
+import type {
+  FromWorker,
+  ImportMessage,
+  InitMessage,
+  SignMessage,
+  SignResult,
+  ToWorker,
+} from "./protocol";
 import { loadBlstBackend } from "./select";
 
 let backend: LocalBlsBackend | undefined;
 const keys = new Map<number, BlsSecretKey>();
 
-function reply(message: FromWorker): void {
-  postMessage(message);
+function reply(message: FromWorker, transfer: ArrayBuffer[] = []): void {
+  postMessage(message, transfer);
 }
 
 function reasonOf(error: unknown): string {
@@ -52,6 +64,30 @@ function sign(message: SignMessage): void {
   reply({ type: "signed", results });
 }
 
+/** Imports each key and answers its public key, or why the backend refused it. */
+function importKeys(message: ImportMessage): void {
+  const { ids, secrets } = message;
+  const publicKeys = new Uint8Array(ids.length * PUBLIC_KEY_BYTES);
+  const errors: (string | null)[] = [];
+  try {
+    ids.forEach((id, i) => {
+      try {
+        if (backend === undefined) throw new Error("BLS signing worker is not ready");
+        const secret = secrets.subarray(i * SECRET_KEY_BYTES, (i + 1) * SECRET_KEY_BYTES);
+        const key = backend.importSecretKey(secret);
+        keys.set(id, key);
+        publicKeys.set(key.publicKey, i * PUBLIC_KEY_BYTES);
+        errors.push(null);
+      } catch (error) {
+        errors.push(reasonOf(error));
+      }
+    });
+  } finally {
+    secrets.fill(0);
+  }
+  reply({ type: "imported", ids, publicKeys, errors }, [publicKeys.buffer]);
+}
+
 function handle(message: ToWorker): void {
   switch (message.type) {
     case "init":
@@ -66,6 +102,9 @@ function handle(message: ToWorker): void {
       } finally {
         message.secret.fill(0);
       }
+      return;
+    case "import":
+      importKeys(message);
       return;
     case "forget": {
       const key = keys.get(message.id);
