@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { loadBlsBackend } from "../signing/bls/select";
 import { VERSION, versionLine } from "../version";
 import { configCommand } from "./config";
+import { migrateCommand } from "./migrate";
 import { operatorCommand } from "./operator/index";
 import { serveCommand } from "./serve";
 import { slashingCommand } from "./slashing";
@@ -24,6 +25,7 @@ export const rootCommand = defineCommand({
     serve: serveCommand,
     config: configCommand,
     slashing: slashingCommand,
+    migrate: migrateCommand,
     version: versionCommand,
     operator: operatorCommand,
   },

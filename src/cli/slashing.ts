@@ -17,7 +17,11 @@ const fileArg = {
   },
 } as const;
 
-async function withStore<T>(config: Config, run: (store: SlashingStore) => Promise<T>): Promise<T> {
+/** Runs `run` on the configured slashing store (logging at warn); exits 1 if it cannot be opened. */
+export async function withStore<T>(
+  config: Config,
+  run: (store: SlashingStore) => Promise<T>,
+): Promise<T> {
   const filter = parseLogFilter("warn");
   if (!filter.ok) throw new Error(filter.error);
   const logger = createLogger({

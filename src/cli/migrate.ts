@@ -1,0 +1,131 @@
+import { defineCommand } from "citty";
+import {
+  PostgresConfigError,
+  parsePostgresUrl,
+} from "../antislashing/backends/postgres-connection";
+import type { Config } from "../config/schema";
+import { resolveSecret } from "../config/validate";
+import {
+  describeHigh,
+  MigrationRefusedError,
+  type MigrationReport,
+  migrateWeb3Signer,
+  NETWORK_GENESIS_VALIDATORS_ROOTS,
+} from "../migrate/web3signer/migrate";
+import { readWeb3Signer, redact, Web3SignerDatabaseError } from "../migrate/web3signer/reader";
+import { configArgs, loadConfigOrExit } from "./config-args";
+import { EXIT_USAGE, fail, printWarnings } from "./exit";
+import { withStore } from "./slashing";
+
+const FLAGS = {
+  "db-url": { type: "string" },
+  "dry-run": { type: "boolean" },
+  "ignore-high-watermark": { type: "boolean" },
+} as const;
+
+const web3signerCommand = defineCommand({
+  meta: {
+    name: "web3signer",
+    description:
+      "Import a Web3Signer PostgreSQL slashing protection database (records and low watermarks) into the configured one",
+  },
+  args: {
+    ...configArgs(),
+    "db-url": {
+      type: "string",
+      description:
+        "Web3Signer's database, postgres://user:password@host:port/db (TLS unless ?sslmode=disable), or env:VAR to read it from a variable",
+      valueHint: "url|env:VAR",
+    },
+    "dry-run": { type: "boolean", description: "Read and check everything, write nothing" },
+    "ignore-high-watermark": {
+      type: "boolean",
+      description: "Migrate although Web3Signer has a high watermark, which sigil does not keep",
+    },
+  },
+  async run({ rawArgs }) {
+    const { config, extras } = loadConfigOrExit(rawArgs, FLAGS);
+    const url = databaseUrl(extras["db-url"]);
+    const report = await withStore(config, (store) =>
+      readWeb3Signer(url, "--db-url", (snapshot) =>
+        migrateWeb3Signer(snapshot, store, {
+          network: knownNetwork(config),
+          ignoreHighWatermark: extras["ignore-high-watermark"] === true,
+          dryRun: extras["dry-run"] === true,
+        }),
+      ).catch((error: unknown) => {
+        const known =
+          error instanceof MigrationRefusedError || error instanceof Web3SignerDatabaseError;
+        const message = error instanceof Error ? error.message : String(error);
+        fail(redact(known ? message : `migration failed: ${message}`, url));
+      }),
+    );
+    printWarnings(warnings(report));
+    process.stdout.write(summary(report, config.antislashing.backend));
+  },
+});
+
+/** `--db-url` as given or read from `env:VAR`; exits 2 (nothing touched) when it cannot be used. */
+function databaseUrl(raw: unknown): string {
+  if (typeof raw !== "string" || raw === "") {
+    fail("--db-url is required (postgres://user:password@host:port/db, or env:VAR)", EXIT_USAGE);
+  }
+  const resolved = resolveSecret(raw, process.env);
+  if (!resolved.ok)
+    fail(`--db-url: environment variable ${resolved.variable} is not set`, EXIT_USAGE);
+  try {
+    parsePostgresUrl(resolved.value, "--db-url");
+  } catch (error) {
+    if (error instanceof PostgresConfigError)
+      fail(redact(error.message, resolved.value), EXIT_USAGE);
+    throw error;
+  }
+  if (!raw.startsWith("env:") && URL.canParse(raw) && new URL(raw).password !== "") {
+    printWarnings([
+      "--db-url carries a password on the command line, where other users of this host can see it; prefer --db-url env:VAR",
+    ]);
+  }
+  return resolved.value;
+}
+
+/** A named network's root; none for a custom network (network_config), which sigil cannot know. */
+function knownNetwork(config: Config): { name: string; genesisValidatorsRoot: string } | undefined {
+  if (config.network_config !== undefined) return undefined;
+  const root = NETWORK_GENESIS_VALIDATORS_ROOTS[config.network];
+  return root === undefined ? undefined : { name: config.network, genesisValidatorsRoot: root };
+}
+
+function warnings(report: MigrationReport): string[] {
+  const out = report.disabled.map(
+    (pubkey) =>
+      `validator ${pubkey} is disabled in Web3Signer: its history is migrated, and sigil signs for it once its key is loaded`,
+  );
+  if (report.droppedHighWatermark !== null) {
+    out.push(
+      `Web3Signer's high watermark (${describeHigh(report.droppedHighWatermark)}) is not migrated: sigil signs beyond it`,
+    );
+  }
+  return out;
+}
+
+function summary(report: MigrationReport, backend: string): string {
+  const verb = report.dryRun ? "would migrate (dry run, nothing written)" : "migrated";
+  return [
+    `${verb} from Web3Signer (database_version ${report.databaseVersion}) into ${backend}:`,
+    `  genesis validators root  ${report.genesisValidatorsRoot}`,
+    `  validators               ${report.validators}`,
+    `  blocks                   ${report.blocks}`,
+    `  attestations             ${report.attestations}`,
+    `  low watermarks (floors)  ${report.watermarks}`,
+    `  disabled validators      ${report.disabled.length}`,
+    "",
+  ].join("\n");
+}
+
+export const migrateCommand = defineCommand({
+  meta: {
+    name: "migrate",
+    description: "Move another signer's slashing protection data into sigil",
+  },
+  subCommands: { web3signer: web3signerCommand },
+});

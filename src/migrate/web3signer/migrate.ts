@@ -1,0 +1,152 @@
+/**
+ * Moves a Web3Signer slashing protection database into sigil's configured store: checks that the
+ * two are for the same chain, refuses what sigil cannot carry over (a high watermark, unless the
+ * operator accepts losing it), then imports every validator's records and low watermark in one
+ * `importInterchange` — all or nothing, as `sigil slashing import` is.
+ */
+import { bytesToHex } from "../../antislashing/encoding";
+import {
+  type InterchangeSource,
+  type InterchangeValidator,
+  NothingToExportError,
+  type PubkeyHex,
+  SlashingImportError,
+  type SlashingStore,
+} from "../../antislashing/store";
+import {
+  floorsOf,
+  hasHighWatermark,
+  toInterchangeValidator,
+  type Web3SignerHighWatermark,
+} from "./convert";
+import type { Web3SignerSnapshot } from "./reader";
+
+/** Genesis validators roots of the networks sigil knows by name. */
+export const NETWORK_GENESIS_VALIDATORS_ROOTS: Readonly<Record<string, string>> = {
+  mainnet: "0x4b363db94e286120d76eb905340fdd4e54bfe9f06bf33ff6cf5ad27f511bfe95",
+  hoodi: "0x212f13fc4df078b6cb7db228f1c8307566dcecf900867401a92023d7ba99cb5f",
+  sepolia: "0xd8ea171f3c94aea21ebc42a1ed61052acf3f9209c00e4efbaaddac09ed9b8078",
+};
+
+export interface MigrationOptions {
+  /** The network sigil is configured for, when its root is known (no custom network_config). */
+  readonly network?: { readonly name: string; readonly genesisValidatorsRoot: string };
+  /** Migrate although Web3Signer has a high watermark, which sigil cannot keep. */
+  readonly ignoreHighWatermark: boolean;
+  /** Read and check everything, write nothing. */
+  readonly dryRun: boolean;
+}
+
+export interface MigrationReport {
+  readonly genesisValidatorsRoot: string;
+  readonly databaseVersion: number;
+  readonly validators: number;
+  readonly blocks: number;
+  readonly attestations: number;
+  /** Validators whose low watermark became floors. */
+  readonly watermarks: number;
+  /** Disabled in Web3Signer; sigil signs for them once their keys are loaded. */
+  readonly disabled: readonly PubkeyHex[];
+  /** The high watermark the operator chose to leave behind, if any. */
+  readonly droppedHighWatermark: Web3SignerHighWatermark | null;
+  readonly dryRun: boolean;
+}
+
+/** The migration cannot go ahead; nothing was written. */
+export class MigrationRefusedError extends Error {
+  override readonly name = "MigrationRefusedError";
+}
+
+export async function migrateWeb3Signer(
+  snapshot: Web3SignerSnapshot,
+  store: SlashingStore,
+  options: MigrationOptions,
+): Promise<MigrationReport> {
+  if (store.backend === "noop") {
+    throw new MigrationRefusedError(
+      "antislashing.backend is noop, which keeps nothing: configure the backend sigil will run with",
+    );
+  }
+  if (snapshot.genesisValidatorsRoot === null) {
+    throw new MigrationRefusedError(
+      `${snapshot.display} has no genesis validators root: Web3Signer never signed or imported ` +
+        "anything with it, so there is nothing to migrate",
+    );
+  }
+  const gvr = bytesToHex(snapshot.genesisValidatorsRoot);
+  const network = options.network;
+  if (network !== undefined && network.genesisValidatorsRoot !== gvr) {
+    throw new MigrationRefusedError(
+      `the Web3Signer database is for genesis validators root ${gvr}, but sigil is configured for ` +
+        `network ${network.name} (${network.genesisValidatorsRoot})`,
+    );
+  }
+  const stored = await storedGenesisValidatorsRoot(store);
+  if (stored !== null && stored !== gvr) {
+    throw new MigrationRefusedError(
+      `the Web3Signer database is for genesis validators root ${gvr}, sigil's database for ` +
+        `${stored} (one database serves one chain)`,
+    );
+  }
+  const high = snapshot.highWatermark;
+  if (hasHighWatermark(high) && !options.ignoreHighWatermark) {
+    throw new MigrationRefusedError(
+      `Web3Signer has a high watermark (${describeHigh(high)}): it refuses to sign at or beyond ` +
+        "it, and sigil has no such ceiling. Remove it (Web3Signer's watermark-repair " +
+        "--remove-high-watermark) or pass --ignore-high-watermark to migrate without it",
+    );
+  }
+
+  const counts = { validators: 0, blocks: 0, attestations: 0, watermarks: 0 };
+  const disabled: PubkeyHex[] = [];
+  const source: InterchangeSource = {
+    metadata: { interchange_format_version: "5", genesis_validators_root: gvr },
+    async *validators(): AsyncGenerator<InterchangeValidator> {
+      for await (const validator of snapshot.validators()) {
+        counts.validators += 1;
+        counts.blocks += validator.blocks.length;
+        counts.attestations += validator.attestations.length;
+        if (floorsOf(validator.lowWatermark) !== undefined) counts.watermarks += 1;
+        if (!validator.enabled) disabled.push(validator.pubkey);
+        yield toInterchangeValidator(validator);
+      }
+    },
+  };
+  if (options.dryRun) {
+    for await (const _ of source.validators()) {
+      // Reading is the check: every row is parsed and validated on the way.
+    }
+  } else {
+    try {
+      await store.importInterchange(source);
+    } catch (error) {
+      if (error instanceof SlashingImportError) {
+        throw new MigrationRefusedError(`import refused, nothing was changed: ${error.message}`);
+      }
+      throw error;
+    }
+  }
+  return {
+    genesisValidatorsRoot: gvr,
+    databaseVersion: snapshot.databaseVersion,
+    ...counts,
+    disabled,
+    droppedHighWatermark: hasHighWatermark(high) ? high : null,
+    dryRun: options.dryRun,
+  };
+}
+
+/** The store's root, read through an export of no validators (which writes nothing). */
+async function storedGenesisValidatorsRoot(store: SlashingStore): Promise<string | null> {
+  try {
+    const empty = await store.exportInterchange([]);
+    return empty.metadata.genesis_validators_root.toLowerCase();
+  } catch (error) {
+    if (error instanceof NothingToExportError) return null;
+    throw error;
+  }
+}
+
+export function describeHigh(high: Web3SignerHighWatermark | null): string {
+  return `slot ${high?.slot ?? "none"}, epoch ${high?.epoch ?? "none"}`;
+}
