@@ -20,6 +20,7 @@ export type ErrorCode =
   | "malformed_json"
   | "invalid_utf8"
   | "payload_too_large"
+  | "unsupported_media_type"
   | "not_found"
   | "cors_origin_denied"
   | "queue_full"

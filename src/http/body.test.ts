@@ -4,8 +4,13 @@ import { readBodyBytes, readJsonBody } from "./body";
 
 const URL_ = "http://sigil.test/body";
 
+/** A JSON POST, as clients send it; `headers` may replace the Content-Type. */
 function post(body: RequestInit["body"], headers: Record<string, string> = {}): Request {
-  return new Request(URL_, { method: "POST", body, headers });
+  return new Request(URL_, {
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json", ...headers },
+  });
 }
 
 /**
@@ -98,6 +103,61 @@ describe("readJsonBody", () => {
   });
 });
 
+describe("Content-Type", () => {
+  const body = JSON.stringify({ type: "ATTESTATION" });
+
+  test("application/json, with parameters or in upper case, and +json types are read", async () => {
+    for (const type of [
+      "application/json",
+      "application/json; charset=utf-8",
+      "Application/JSON",
+      "application/merge-patch+json",
+    ]) {
+      expect(await readJsonBody(post(body, { "content-type": type }), 1024)).toEqual({
+        type: "ATTESTATION",
+      });
+    }
+  });
+
+  test("a body that is not declared JSON is unsupported_media_type, even when it parses", async () => {
+    for (const type of [
+      "text/plain;charset=UTF-8",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "text/json",
+      "application/jsonp",
+      "",
+    ]) {
+      const err = await errorOf(readJsonBody(post(body, { "content-type": type }), 1024));
+      expect(err.code).toBe("unsupported_media_type");
+      expect(err.message).toContain("application/json");
+    }
+    // No Content-Type at all: what a browser sends for a Blob or ArrayBuffer without a type.
+    const untyped = new Request(URL_, { method: "POST", body: new TextEncoder().encode(body) });
+    expect(untyped.headers.get("content-type")).toBeNull();
+    expect((await errorOf(readJsonBody(untyped, 1024))).code).toBe("unsupported_media_type");
+  });
+
+  test("the refusal names a long media type only in part", async () => {
+    const type = `application/${"x".repeat(5000)}`;
+    const err = await errorOf(readJsonBody(post(body, { "content-type": type }), 1024));
+    expect(err.code).toBe("unsupported_media_type");
+    expect(err.message.length).toBeLessThan(200);
+  });
+
+  test("an empty body needs no Content-Type: a DELETE without one is no body at all", async () => {
+    const request = new Request(URL_, { method: "DELETE", body: "", headers: {} });
+    expect(await readJsonBody(request, 1024)).toBeUndefined();
+  });
+
+  test("an over-limit body is payload_too_large whatever its Content-Type", async () => {
+    const err = await errorOf(
+      readJsonBody(post("x".repeat(100), { "content-type": "text/plain" }), 10),
+    );
+    expect(err.code).toBe("payload_too_large");
+  });
+});
+
 describe("readBodyBytes", () => {
   test("returns the exact bytes", async () => {
     const data = new Uint8Array([0, 1, 2, 250, 255]);
@@ -141,7 +201,7 @@ describe("readBodyBytes", () => {
     );
   });
 
-  test("a streamed body over the limit is rejected and the stream is not drained", async () => {
+  test("a streamed body far over the limit is cut: the stream is cancelled, not read to its end", async () => {
     let pulls = 0;
     let cancelled = false;
     let index = 0;
@@ -161,9 +221,32 @@ describe("readBodyBytes", () => {
     expect(request.headers.get("content-length")).toBeNull();
     const err = await errorOf(readBodyBytes(request, 100));
     expect(err.code).toBe("payload_too_large");
-    // 3 chunks of 40 bytes cross the 100-byte limit; the reader stops soon after that.
+    // 3 chunks of 40 bytes cross the 100-byte limit; at most 100 more are discarded, then it stops.
     expect(pulls).toBeLessThan(10);
     expect(cancelled).toBe(true);
+  });
+
+  test("a streamed body up to twice the limit is read to its end before the refusal", async () => {
+    // Read into nothing: a connection closed with unread bytes is reset, and the reset can
+    // destroy the 413 before the client reads it.
+    let cancelled = false;
+    let pulls = 0;
+    const chunks = Array.from({ length: 5 }, () => bytes(40));
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulls++;
+        const chunk = chunks.shift();
+        if (chunk === undefined) controller.close();
+        else controller.enqueue(chunk);
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const err = await errorOf(readBodyBytes(post(stream), 100));
+    expect(err.code).toBe("payload_too_large");
+    expect(pulls).toBe(6); // five chunks and the end of the stream
+    expect(cancelled).toBe(false);
   });
 
   test("a lying Content-Length (smaller than the body) cannot push past the limit", async () => {

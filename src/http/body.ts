@@ -14,6 +14,7 @@ export async function readJsonBody(request: Request, limitBytes: number): Promis
     if (!METHODS_WITH_BODY.has(request.method)) return undefined;
     throw new SigilError("invalid_request", "request body is empty; expected JSON");
   }
+  requireJsonContentType(request.headers.get("content-type"));
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -25,6 +26,24 @@ export async function readJsonBody(request: Request, limitBytes: number): Promis
   } catch {
     throw new SigilError("malformed_json", "request body is not valid JSON");
   }
+}
+
+/**
+ * A body must say it is JSON. Browsers send text/plain, form and multipart bodies, or none, to
+ * any origin without a CORS preflight; refusing them keeps a web page the operator visits from
+ * signing, importing keys or changing policies through a signer on the local network.
+ */
+export function requireJsonContentType(contentType: string | null): void {
+  const mediaType = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  const json =
+    mediaType === "application/json" ||
+    (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+  if (json) return;
+  const got = mediaType === "" ? "none" : JSON.stringify(mediaType.slice(0, 60));
+  throw new SigilError(
+    "unsupported_media_type",
+    `request body must be JSON with Content-Type: application/json (got ${got})`,
+  );
 }
 
 export async function readBodyBytes(request: Request, limitBytes: number): Promise<Uint8Array> {
@@ -41,7 +60,7 @@ export async function readBodyBytes(request: Request, limitBytes: number): Promi
     if (done) break;
     total += value.length;
     if (total > limitBytes) {
-      await reader.cancel().catch(() => {});
+      await discardRest(reader, limitBytes);
       throw tooLarge();
     }
     chunks.push(value);
@@ -53,4 +72,27 @@ export async function readBodyBytes(request: Request, limitBytes: number): Promi
     offset += chunk.length;
   }
   return out;
+}
+
+/**
+ * Reads and throws away what a client is still sending after its body went over the limit, up to
+ * `budgetBytes` more, then cancels. A connection closed with unread request bytes is reset, and
+ * the reset can destroy the 413 before the client reads it; a body up to twice the limit is
+ * therefore read to its end (into nothing) and the client gets its answer. Anything larger is cut.
+ */
+async function discardRest(
+  reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> },
+  budgetBytes: number,
+): Promise<void> {
+  let discarded = 0;
+  try {
+    while (discarded <= budgetBytes) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      discarded += value?.length ?? 0;
+    }
+  } catch {
+    return; // The client went away: nothing left to read.
+  }
+  await reader.cancel().catch(() => {});
 }

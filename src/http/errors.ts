@@ -19,6 +19,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   policy_exists: 409,
   not_found: 404,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   internal_error: 500,
   sealed: 503,
   already_initialized: 409,

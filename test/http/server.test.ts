@@ -147,7 +147,11 @@ function echo(
   body: RequestInit["body"],
   headers: Record<string, string> = {},
 ): Promise<Response> {
-  return fetch(`${h.server.url}/echo`, { method: "POST", body, headers });
+  return fetch(`${h.server.url}/echo`, {
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json", ...headers },
+  });
 }
 
 interface ErrorBody {
