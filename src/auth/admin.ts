@@ -67,7 +67,8 @@ export class AuthAdminService {
       throw invalid(`policies must name distinct policies, at most ${MAX_POLICIES_PER_TOKEN}`);
     }
     for (const name of policies) {
-      if (!(await this.store.getPolicy(name))) throw invalid(`policy "${name}" does not exist`);
+      if (!(await this.store.getPolicy(name)))
+        throw invalid(`policy ${quoted(name)} does not exist`);
     }
     if (
       typeof ttl_seconds !== "number" ||
@@ -79,7 +80,7 @@ export class AuthAdminService {
     }
     const cidrs = token_bound_cidrs ?? [];
     if (!isStringArray(cidrs)) throw invalid("token_bound_cidrs must be a list of CIDRs");
-    for (const cidr of cidrs) if (!parseCidr(cidr)) throw invalid(`invalid CIDR "${cidr}"`);
+    for (const cidr of cidrs) if (!parseCidr(cidr)) throw invalid(`invalid CIDR ${quoted(cidr)}`);
     const created = this.now();
     const minted = newToken();
     const record: TokenRecord = {
@@ -102,7 +103,7 @@ export class AuthAdminService {
 
   async revokeToken(accessor: string): Promise<void> {
     if (!(await this.store.revokeToken(accessor))) {
-      throw new SigilError("token_not_found", `no token with accessor ${accessor}`);
+      throw new SigilError("token_not_found", `no token with accessor ${quoted(accessor)}`);
     }
   }
 }
@@ -177,7 +178,8 @@ function names<T extends string>(
 function names(value: unknown, at: string, valid: (s: string) => boolean, kind: string): string[];
 function names(value: unknown, at: string, valid: (s: string) => boolean, kind: string): string[] {
   if (!isStringArray(value)) throw invalid(`${at} must be a list`);
-  for (const item of value) if (!valid(item)) throw invalid(`${at}: unknown ${kind} "${item}"`);
+  for (const item of value)
+    if (!valid(item)) throw invalid(`${at}: unknown ${kind} ${quoted(item)}`);
   return value;
 }
 
@@ -204,6 +206,11 @@ function invalid(message: string): SigilError {
   return new SigilError("invalid_request", message);
 }
 
+/** A client's string in a message, cut short: it may be a megabyte long. */
+function quoted(value: string): string {
+  return JSON.stringify(value.length > 64 ? `${value.slice(0, 61)}...` : value);
+}
+
 function policyNotFound(name: string): SigilError {
-  return new SigilError("policy_not_found", `no policy named "${name}"`);
+  return new SigilError("policy_not_found", `no policy named ${quoted(name)}`);
 }

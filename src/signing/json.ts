@@ -228,7 +228,8 @@ function describeError(error: ValueError, root: string): string {
   return `${path}: ${error.message}`;
 }
 
-function kindOf(value: unknown): string {
+/** A client's value in words, never all of it: it may be a megabyte long or 100k levels deep. */
+export function kindOf(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "string") return `the string ${quote(value)}`;
@@ -261,7 +262,10 @@ function explainHex(value: unknown): string {
 
 function explainUint64(value: unknown): string {
   if (typeof value === "string") {
-    if (/^[0-9]+$/.test(value)) return `expected a uint64, got ${value}, which is above 2^64-1`;
+    if (/^[0-9]+$/.test(value)) {
+      const shown = value.length > 40 ? `a number of ${value.length} digits` : value;
+      return `expected a uint64, got ${shown}, which is above 2^64-1`;
+    }
     return `expected a uint64 as a decimal string, got ${quote(value)}`;
   }
   if (typeof value === "number") {

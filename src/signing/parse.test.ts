@@ -175,6 +175,7 @@ describe("field formats", () => {
       "attestation.target.epoch: expected a uint64",
     ],
     ["long digit string", epoch, "1".repeat(25), "above 2^64-1"],
+    ["a megabyte of digits", epoch, "9".repeat(1 << 20), "a number of 1048576 digits"],
     ["negative string", epoch, "-1", "expected a uint64 as a decimal string"],
     ["negative number", epoch, -1, "negative"],
     ["float", epoch, 1.5, "non-integer"],
@@ -366,6 +367,23 @@ describe("aliases and payload shapes", () => {
     const err = failure(blockRequest("GLOAS2", { block: phase0Block() }));
     expect(err.code).toBe("invalid_request");
     expect(err.message).toStartWith("beacon_block.version: expected one of PHASE0");
+  });
+
+  test("a block version nested 100k deep or a megabyte long → invalid_request with a short message", () => {
+    let deep: unknown = "ELECTRA";
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    let deepObject: unknown = "ELECTRA";
+    for (let i = 0; i < 100_000; i++) deepObject = { a: deepObject };
+    for (const version of [deep, deepObject, "E".repeat(1 << 20)]) {
+      const err = failure({
+        type: "BLOCK_V2",
+        fork_info: forkInfo(),
+        beacon_block: { version, block_header: {} },
+      });
+      expect(err.code).toBe("invalid_request");
+      expect(err.message).toStartWith("beacon_block.version: expected one of PHASE0");
+      expect(err.message.length).toBeLessThan(300);
+    }
   });
 
   test("an ALTAIR full block without sync_aggregate → invalid_request", () => {

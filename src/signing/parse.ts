@@ -12,7 +12,7 @@ import {
   forkDomain,
   voluntaryExitDomain,
 } from "./domain";
-import { decodeJson, invalidRequest } from "./json";
+import { decodeJson, invalidRequest, kindOf } from "./json";
 import type { NetworkConstants } from "./network";
 import type { SigningOperation } from "./operations";
 import type { SigningRequest, SlashableMessage } from "./request";
@@ -83,9 +83,7 @@ function choiceAt<T extends string>(value: unknown, path: string, choices: reado
   const upper = typeof value === "string" ? value.toUpperCase() : undefined;
   const choice = choices.find((c) => c === upper);
   if (choice === undefined) {
-    throw invalidRequest(
-      `${path}: expected one of ${choices.join(", ")}, got ${JSON.stringify(value)}`,
-    );
+    throw invalidRequest(`${path}: expected one of ${choices.join(", ")}, got ${kindOf(value)}`);
   }
   return choice;
 }
