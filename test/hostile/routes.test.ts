@@ -6,15 +6,15 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { cpSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
-import { PublicKey, SecretKey, Signature, verify } from "@chainsafe/blst";
+import { SecretKey } from "@chainsafe/blst";
 import { ageKeys, bootstrapStateful } from "../support/ceremony";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { registerTestSecret } from "../support/log-capture";
-import { hexToBytes } from "../support/oracle";
 import { type InProcessSigner, startInProcessSigner } from "../support/signer";
-import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
+import { INTEROP_KEYS } from "../support/slashing";
 import { buildCases, HOSTILE_CLASSES, type HostileCase, type HostileClass, MIB } from "./cases";
+import { Liveness } from "./liveness";
 import { signerRoutes } from "./routes";
 import { describeFailures, Figures, runCases } from "./runner";
 import { signerState, slashingRecords, treeDigest } from "./state";
@@ -43,9 +43,12 @@ let before: {
   sealStatus: unknown;
   keystores: unknown;
 };
-/** Roots signed by the liveness checks during the run: the only records allowed to appear. */
-const livenessRoots: string[] = [];
-let livenessEpoch = 0;
+/** Signs with a key the hostile requests never use; its roots are the only records allowed. */
+const liveness = new Liveness(
+  () => signer.url,
+  LIVENESS_KEY,
+  () => management,
+);
 
 const api = async (method: string, path: string, body?: unknown) => {
   const response = await fetch(`${signer.url}${path}`, {
@@ -59,23 +62,6 @@ const api = async (method: string, path: string, body?: unknown) => {
   });
   return { status: response.status, body: (await response.json()) as unknown };
 };
-
-/** /upcheck answers, and a fresh attestation signs with a signature over the oracle's root. */
-async function expectAlive(): Promise<void> {
-  const upcheck = await fetch(`${signer.url}/upcheck`);
-  expect(upcheck.status).toBe(200);
-  expect(await upcheck.text()).toBe("OK");
-  livenessEpoch += 2;
-  const { body, message } = attestationRequest(livenessEpoch, livenessEpoch + 1, livenessEpoch);
-  const signed = await api("POST", `/api/v1/eth2/sign/${LIVENESS_KEY}`, body);
-  expect(signed.status).toBe(200);
-  const signature = Signature.fromBytes(
-    hexToBytes((signed.body as { signature: string }).signature),
-  );
-  const pubkey = PublicKey.fromBytes(hexToBytes(LIVENESS_KEY));
-  expect(verify(hexToBytes(message.signingRoot), pubkey, signature)).toBe(true);
-  livenessRoots.push(message.signingRoot.slice(2));
-}
 
 async function keystoreOfUnloadedKey(password: string): Promise<string> {
   const secret = interopSecret(31);
@@ -124,8 +110,8 @@ beforeAll(async () => {
   };
   cases = buildCases(signerRoutes(values), ctx);
   secrets = [management, ctx.operator, password, wrongPassword];
-  await expectAlive();
-  livenessRoots.length = 0;
+  await liveness.check();
+  liveness.roots.length = 0;
   before = {
     slashing: slashingRecords(slashingPath),
     state: signerState(statePath),
@@ -150,7 +136,7 @@ for (const hostileClass of HOSTILE_CLASSES.filter((c) => c !== "slow_loris")) {
     const outcomes = await runCases(signer.port, mine, { concurrency: 4, secrets });
     figures.record(hostileClass, outcomes);
     expect(describeFailures(outcomes)).toEqual([]);
-    await expectAlive();
+    await liveness.check();
   }, 180_000);
 }
 
@@ -167,12 +153,12 @@ test("slow_loris: cut by the request timeout (503 request_timeout) or closed; ot
   // Causal, not timed: the header-trickling connections are held until Bun's idle timer (request
   // timeout + 5 s), and a normal request is answered while they still are.
   await Bun.sleep(200);
-  await expectAlive();
+  await liveness.check();
   expect(finished).toBe(0);
   const outcomes = await running;
   figures.record("slow_loris", outcomes);
   expect(describeFailures(outcomes)).toEqual([]);
-  await expectAlive();
+  await liveness.check();
 }, 180_000);
 
 test("nothing was written: slashing records, signer_state, keys directory, seal progress", async () => {
@@ -182,7 +168,7 @@ test("nothing was written: slashing records, signer_state, keys directory, seal 
   expect(before.slashing.attestations.every((row) => after.attestations.includes(row))).toBe(true);
   // Only the liveness checks' attestations, by the liveness key, with the roots the oracle made.
   expect(added.map((row) => JSON.parse(row).pubkey)).toEqual(added.map(() => LIVENESS_KEY));
-  expect(added.map((row) => JSON.parse(row).root).sort()).toEqual([...livenessRoots].sort());
+  expect(added.map((row) => JSON.parse(row).root).sort()).toEqual([...liveness.roots].sort());
   expect(after.validators).toEqual(before.slashing.validators);
   expect(signerState(statePath)).toEqual(before.state);
   expect(treeDigest(keysDir)).toBe(before.keys);

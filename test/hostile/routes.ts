@@ -93,6 +93,18 @@ const RULE_FIELDS: Field[] = [
   field(["rules", 0, "operations", 0], ENUM, false),
 ];
 
+/** A keystore import (Key Manager API and cloud_kv): keystore and password contents are per item. */
+const IMPORT_FIELDS: Field[] = [
+  field(["keystores"], LIST),
+  { at: ["keystores", 0], type: { kind: "text", jsonText: true }, perItem: true },
+  field(["passwords"], LIST),
+  { at: ["passwords", 0], type: TEXT, perItem: true },
+  field(["slashing_protection"], { kind: "text", jsonText: true }, false),
+];
+
+/** `[]` is a valid (empty) delete: the list is required, its element is not. */
+const DELETE_FIELDS: Field[] = [field(["pubkeys"], LIST), field(["pubkeys", 0], hex(48), false)];
+
 const SHARE_FIELDS: Field[] = [field(["share"], TEXT)];
 
 /** A share that has the right shape (33 bytes, base64) and belongs to no one. */
@@ -160,13 +172,7 @@ export function signerRoutes(v: RouteValues): RouteSpec[] {
       auth: "management",
       body: {
         base: { keystores: [v.keystore], passwords: [v.wrongPassword] },
-        fields: [
-          field(["keystores"], LIST),
-          { at: ["keystores", 0], type: { kind: "text", jsonText: true }, perItem: true },
-          field(["passwords"], LIST),
-          { at: ["passwords", 0], type: TEXT, perItem: true },
-          field(["slashing_protection"], { kind: "text", jsonText: true }, false),
-        ],
+        fields: IMPORT_FIELDS,
       },
       refusals: [400],
       bodyLimit: v.keyManagerBodyLimit,
@@ -179,7 +185,7 @@ export function signerRoutes(v: RouteValues): RouteSpec[] {
       auth: "management",
       body: {
         base: { pubkeys: [v.unknownKey] },
-        fields: [field(["pubkeys"], LIST), field(["pubkeys", 0], hex(48), false)],
+        fields: DELETE_FIELDS,
       },
       refusals: [400],
       bodyLimit: v.keyManagerBodyLimit,
@@ -330,5 +336,43 @@ export function signerRoutes(v: RouteValues): RouteSpec[] {
         bodyLimit: json,
       }),
     ),
+  ];
+}
+
+/** The cloud_kv key routes (keygen and writable enabled) of a signer with a cloud_kv table. */
+export function cloudKvRoutes(v: RouteValues & { cloudKvBodyLimit: number }): RouteSpec[] {
+  const keys = "/api/v1/signer/keys";
+  return [
+    {
+      name: `POST ${keys}/generate`,
+      method: "POST",
+      path: `${keys}/generate`,
+      auth: "management",
+      body: { base: { count: 1 }, fields: [field(["count"], INTEGER)] },
+      refusals: [400],
+      bodyLimit: v.bodyLimit,
+    },
+    {
+      name: `POST ${keys}`,
+      method: "POST",
+      path: keys,
+      auth: "management",
+      body: {
+        base: { keystores: [v.keystore], passwords: [v.wrongPassword] },
+        fields: IMPORT_FIELDS,
+      },
+      refusals: [400],
+      bodyLimit: v.cloudKvBodyLimit,
+      slowLoris: true,
+    },
+    {
+      name: `DELETE ${keys}`,
+      method: "DELETE",
+      path: keys,
+      auth: "management",
+      body: { base: { pubkeys: [v.unknownKey] }, fields: DELETE_FIELDS },
+      refusals: [400],
+      bodyLimit: v.cloudKvBodyLimit,
+    },
   ];
 }
