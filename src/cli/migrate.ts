@@ -1,8 +1,4 @@
 import { defineCommand } from "citty";
-import {
-  PostgresConfigError,
-  parsePostgresUrl,
-} from "../antislashing/backends/postgres-connection";
 import type { Config } from "../config/schema";
 import { resolveSecret } from "../config/validate";
 import {
@@ -12,7 +8,6 @@ import {
   migrateWeb3Signer,
   NETWORK_GENESIS_VALIDATORS_ROOTS,
 } from "../migrate/web3signer/migrate";
-import { readWeb3Signer, redact, Web3SignerDatabaseError } from "../migrate/web3signer/reader";
 import { configArgs, loadConfigOrExit } from "./config-args";
 import { EXIT_USAGE, fail, printWarnings } from "./exit";
 import { withStore } from "./slashing";
@@ -45,7 +40,18 @@ const web3signerCommand = defineCommand({
   },
   async run({ rawArgs }) {
     const { config, extras } = loadConfigOrExit(rawArgs, FLAGS);
-    const url = databaseUrl(extras["db-url"]);
+    // Loaded here, so that no other command (serve above all) loads the PostgreSQL client.
+    const { checkDatabaseUrl, readWeb3Signer, redact, Web3SignerDatabaseError } = await import(
+      "../migrate/web3signer/reader"
+    );
+    const url = databaseUrl(extras["db-url"], (value) => {
+      try {
+        checkDatabaseUrl(value, "--db-url");
+      } catch (error) {
+        if (error instanceof Web3SignerDatabaseError) fail(error.message, EXIT_USAGE);
+        throw error;
+      }
+    });
     const report = await withStore(config, (store) =>
       readWeb3Signer(url, "--db-url", (snapshot) =>
         migrateWeb3Signer(snapshot, store, {
@@ -66,20 +72,14 @@ const web3signerCommand = defineCommand({
 });
 
 /** `--db-url` as given or read from `env:VAR`; exits 2 (nothing touched) when it cannot be used. */
-function databaseUrl(raw: unknown): string {
+function databaseUrl(raw: unknown, check: (url: string) => void): string {
   if (typeof raw !== "string" || raw === "") {
     fail("--db-url is required (postgres://user:password@host:port/db, or env:VAR)", EXIT_USAGE);
   }
   const resolved = resolveSecret(raw, process.env);
   if (!resolved.ok)
     fail(`--db-url: environment variable ${resolved.variable} is not set`, EXIT_USAGE);
-  try {
-    parsePostgresUrl(resolved.value, "--db-url");
-  } catch (error) {
-    if (error instanceof PostgresConfigError)
-      fail(redact(error.message, resolved.value), EXIT_USAGE);
-    throw error;
-  }
+  check(resolved.value);
   if (!raw.startsWith("env:") && URL.canParse(raw) && new URL(raw).password !== "") {
     printWarnings([
       "--db-url carries a password on the command line, where other users of this host can see it; prefer --db-url env:VAR",

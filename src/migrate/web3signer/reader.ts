@@ -80,6 +80,15 @@ interface Row {
   signing_root: Buffer | null;
 }
 
+/** Throws Web3SignerDatabaseError (never echoing a password) when `url` cannot be used. */
+export function checkDatabaseUrl(url: string, setting: string): void {
+  try {
+    parsePostgresUrl(url, setting);
+  } catch (error) {
+    throw new Web3SignerDatabaseError(redact(messageOf(error), url));
+  }
+}
+
 /**
  * Connects to `url` (a flag value: errors name it `setting`), checks that it holds a Web3Signer
  * schema this sigil knows, and hands `use` a snapshot of it; closes the connection afterwards.
