@@ -49,11 +49,13 @@ export function wireKeyManager(
     maxConcurrent: km.max_concurrent_writes,
     maxQueued: km.max_concurrent_writes,
   });
-  deps.logger
-    .child("app")
-    .warn(
-      "Key Manager API enabled without auth: anyone who can reach the signing port can import and delete keys",
-    );
+  if (deps.authMode === "none")
+    deps.logger
+      .child("app")
+      .warn(
+        "Key Manager API enabled without auth: anyone who can reach the signing port can import and delete keys",
+      );
+  service.recoverInterruptedImports();
   const isKeyManager = (request: Request) => new URL(request.url).pathname === KEYSTORES_PATH;
   return {
     routes: [keyManagerRoutes(service, { reads, writes }, deps.authenticate)],

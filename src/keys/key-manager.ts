@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { SlashingStore } from "../antislashing/store";
@@ -15,9 +16,12 @@ import type { KeyStore } from "./key-store";
 import { KeyedLock } from "./keyed-lock";
 import { keystoreFailureReason } from "./keystore";
 import { openImportedKeystore } from "./keystore-import";
-import { removeFilesDurably, writeFileAtomic } from "./persist";
+import { removeFilesDurably, removeLeftoverTemporaries, writeFileAtomic } from "./persist";
 import { createSemaphore } from "./semaphore";
 import { exportHistory, importHistory } from "./slashing-history";
+
+/** The keystore and password files persist() writes: `<pubkey>.json`, `<pubkey>.password`. */
+const KEY_MANAGER_FILE = /^0x[0-9a-f]{96}\.(json|password)$/;
 
 export interface KeyManagerDeps {
   keys: KeyStore;
@@ -36,6 +40,37 @@ export class KeyManagerService {
   readonly #decryption = createSemaphore(availableParallelism());
 
   constructor(private readonly deps: KeyManagerDeps) {}
+
+  /**
+   * After a crash mid-import: temporaries are removed (they may hold a password); a keystore or
+   * password file of ours without its descriptor (the descriptor is written last) is named in a
+   * warning but kept, since an operator's own descriptor might point at it. A re-import of the
+   * key overwrites it.
+   */
+  recoverInterruptedImports(): void {
+    const { directory, logger } = this.deps;
+    const removed = removeLeftoverTemporaries(directory);
+    if (removed.length > 0)
+      logger.warn("removed files left by an interrupted write", {
+        directory,
+        files: removed.join(", "),
+      });
+    let names: Set<string>;
+    try {
+      names = new Set(readdirSync(directory));
+    } catch {
+      return;
+    }
+    const orphans = [...names]
+      .filter((name) => KEY_MANAGER_FILE.test(name))
+      .filter((name) => !names.has(`${name.slice(0, name.lastIndexOf("."))}.yaml`))
+      .sort();
+    if (orphans.length > 0)
+      logger.warn("keystore files without their descriptor (an import was interrupted?)", {
+        directory,
+        files: orphans.join(", "),
+      });
+  }
 
   /** The keys the caller may see (list_keys is evaluated per key). */
   list(

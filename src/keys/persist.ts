@@ -1,5 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 /**
@@ -9,7 +17,10 @@ import { basename, dirname, join } from "node:path";
  * key loader never reads one.
  */
 export function writeFileAtomic(path: string, content: string, mode = 0o600): void {
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+  const temporary = join(
+    dirname(path),
+    `.${basename(path)}.${randomBytes(TEMPORARY_SUFFIX_BYTES).toString("hex")}.tmp`,
+  );
   const fd = openSync(temporary, "wx", mode);
   try {
     writeSync(fd, content);
@@ -24,6 +35,30 @@ export function writeFileAtomic(path: string, content: string, mode = 0o600): vo
     throw error;
   }
   syncDirectory(dirname(path));
+}
+
+const TEMPORARY_SUFFIX_BYTES = 6;
+/** Exactly the names writeFileAtomic gives its temporaries, and nothing an operator would write. */
+const TEMPORARY_NAME = new RegExp(`^\\..+\\.[0-9a-f]{${TEMPORARY_SUFFIX_BYTES * 2}}\\.tmp$`);
+
+export function isAtomicWriteTemporary(name: string): boolean {
+  return TEMPORARY_NAME.test(name);
+}
+
+/**
+ * Removes the temporaries a crash left in `dir` (a write interrupted before its rename); they may
+ * hold a keystore password. Returns the names removed. A missing directory has none.
+ */
+export function removeLeftoverTemporaries(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const leftovers = names.filter(isAtomicWriteTemporary);
+  if (leftovers.length > 0) removeFilesDurably(leftovers.map((name) => join(dir, name)));
+  return leftovers;
 }
 
 /** Removes files and makes the removal durable; missing files are fine. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
@@ -194,7 +195,8 @@ async function expectSignsUnderHistory(url: string, key: TestKey) {
  */
 function plantLeftovers(keysDir: string, key: TestKey): string[] {
   const torn = (name: string, text: string) => {
-    const temporary = `.${name}.${crypto.randomUUID().slice(0, 12)}.tmp`;
+    // Named as writeFileAtomic names its temporaries (12 hex digits).
+    const temporary = `.${name}.${randomBytes(6).toString("hex")}.tmp`;
     writeFileSync(join(keysDir, temporary), text);
     return temporary;
   };
@@ -284,7 +286,7 @@ async function crashImports(backend: string, configFile: string, env: Record<str
     if (whole === batch.length) figures.killsAfterImport++;
     else if (withHistory > 0) figures.killsMidImport++;
     else figures.killsBeforeAnyWrite++;
-    // Temporaries are never read (they do not end in .yaml) and stay: count each one once.
+    // Temporaries are never read (they do not end in .yaml); the restart removes them.
     for (const name of readdirSync(keysDir).filter((n) => n.endsWith(".tmp"))) {
       if (!leftovers.has(name)) figures.tempFiles++;
       leftovers.add(name);
@@ -299,6 +301,17 @@ async function crashImports(backend: string, configFile: string, env: Record<str
     sigil = await start();
     try {
       await expectHealthUp(sigil.url);
+      // Torn temporaries (they may hold a password) are gone after the restart.
+      expect(readdirSync(keysDir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+      // Keystore/password files without a descriptor are kept, and named in a warning.
+      const orphans = readdirSync(keysDir).filter(
+        (name) =>
+          /^0x[0-9a-f]{96}\.(json|password)$/.test(name) &&
+          !existsSync(join(keysDir, `${name.slice(0, name.lastIndexOf("."))}.yaml`)),
+      );
+      const stderr = sigil.stderrText();
+      for (const name of orphans) expect(stderr).toContain(name);
+      if (orphans.length > 0) expect(stderr).toContain("keystore files without their descriptor");
       const onDiskKeys = readdirSync(keysDir)
         .filter((name) => name.endsWith(".yaml"))
         .map((name) => name.slice(0, -".yaml".length))
@@ -339,7 +352,7 @@ async function crashImports(backend: string, configFile: string, env: Record<str
     keys_absent_after_kill: figures.keysAbsent,
     keys_half_imported: figures.halfImported,
     orphan_keystore_or_password_files: figures.orphanFiles,
-    temporary_files_left: figures.tempFiles,
+    temporary_files_found_after_kills_then_removed: figures.tempFiles,
   });
 }
 
