@@ -31,6 +31,7 @@ import {
   openSocket,
   PostgresConfigError,
   parsePostgresUrl,
+  reconnectDelaySeconds,
 } from "../antislashing/backends/postgres-connection";
 import { type Migration, runPostgresMigrations } from "../antislashing/backends/postgres-migrate";
 import type { Policy } from "../auth/types";
@@ -341,6 +342,7 @@ export async function openPostgresState(options: PostgresStateOptions): Promise<
     connection: { application_name: "sigil-state" },
     idle_timeout: 300,
     connect_timeout: Math.ceil((options.connectTimeoutMs ?? 10_000) / 1000),
+    backoff: reconnectDelaySeconds,
   };
   const sql = postgres(target.driverUrl, driverOptions);
   try {

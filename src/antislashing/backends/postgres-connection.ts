@@ -357,6 +357,18 @@ export interface ClientOptions {
   readonly onPlaintextFallback?: () => void;
 }
 
+/** Longest wait between reconnection attempts; the driver's own default grows to 20 s. */
+const MAX_RECONNECT_DELAY_SECONDS = 1;
+
+/**
+ * Seconds before the next reconnection attempt: the driver's exponential curve with jitter, capped
+ * at one second so that a signer recovers within about a second of its database coming back
+ * (signing waits on it), instead of up to 20 s later.
+ */
+export function reconnectDelaySeconds(retries: number, random: () => number = Math.random): number {
+  return (0.5 + random() / 2) * Math.min(3 ** retries / 100, MAX_RECONNECT_DELAY_SECONDS);
+}
+
 /**
  * A postgres.js pool whose every connection is opened by `openSocket`: sigil's TLS and address
  * rules, never the driver's. Connecting is lazy: the first query opens the first connection.
@@ -383,6 +395,7 @@ export function createPostgresClient(target: PostgresTarget, options: ClientOpti
     connection: options.connection,
     idle_timeout: 300,
     connect_timeout: Math.ceil(timeoutMs / 1000),
+    backoff: reconnectDelaySeconds,
   };
   return postgres(target.driverUrl, driverOptions);
 }
