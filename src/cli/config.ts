@@ -3,6 +3,7 @@ import { stringify } from "yaml";
 import { unsupportedFeatures } from "../app/features";
 import { redactConfig } from "../config/redact";
 import { ConfigSchema } from "../config/schema";
+import { loadServerTls } from "../http/tls";
 import { configArgs, loadConfigOrExit } from "./config-args";
 import { failWithProblems } from "./exit";
 
@@ -16,6 +17,11 @@ const check = defineCommand({
     const { config, configPath } = loadConfigOrExit(rawArgs);
     const unsupported = unsupportedFeatures(config);
     if (unsupported.length > 0) failWithProblems(unsupported);
+    // The TLS files are read as serve reads them: a wrong path or a mismatched key fails here too.
+    if (config.server.tls) {
+      const tls = loadServerTls(config.server.tls);
+      if (!tls.ok) failWithProblems(tls.problems);
+    }
     process.stdout.write(`configuration is valid${configPath ? ` (${configPath})` : ""}\n`);
   },
 });

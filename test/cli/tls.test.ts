@@ -276,4 +276,26 @@ describe("serve refuses a bad server.tls: exit 2 naming the option, nothing crea
     for (const line of client.key.split("\n").slice(1, -2))
       expect(result.stderr).not.toContain(line);
   });
+
+  test("config check reads the TLS files as serve does", () => {
+    const config = (name: string, tls: string) =>
+      dir.file(`check-${name}.yaml`, `server: {listen_address: 127.0.0.1, tls: ${tls}}\n`);
+    const good = runSigil([
+      "config",
+      "check",
+      "-c",
+      config("good", `{cert_file: "${files.cert}", key_file: "${files.key}"}`),
+    ]);
+    expect(good.code, good.stderr).toBe(0);
+    const mismatch = runSigil([
+      "config",
+      "check",
+      "-c",
+      config("mismatch", `{cert_file: "${files.cert}", key_file: "${files.clientKey}"}`),
+    ]);
+    expect(mismatch.code).toBe(2);
+    expect(mismatch.stderr).toContain(
+      `server.tls.key_file: ${files.clientKey} is not the key of the certificate in ${files.cert}`,
+    );
+  });
 });
