@@ -227,14 +227,17 @@ export async function loadFilesystemKeys(
     new DescriptorError(`invalid private key: ${err instanceof Error ? err.message : "rejected"}`);
   const pubkeyOf = (key: BlsSecretKey) => `0x${Buffer.from(key.publicKey).toString("hex")}`;
 
-  /** Imports the secret; the caller zeroes it. */
-  const importSecret = (secret: Uint8Array): { key: BlsSecretKey; pubkey: string } => {
-    try {
-      const key = bls.importSecretKey(secret);
-      return { key, pubkey: pubkeyOf(key) };
-    } catch (err) {
-      throw invalidKey(err);
-    }
+  /**
+   * Imports one keystore's secret; the caller zeroes it. Through `importSecretKeys` too: the
+   * worker pool derives the public key in a worker, and cached keystores, all unlocked in the
+   * same turn, leave for the workers together.
+   */
+  const importSecret = async (
+    secret: Uint8Array,
+  ): Promise<{ key: BlsSecretKey; pubkey: string }> => {
+    const [result] = await importSecretKeys(bls, [secret]);
+    if (result === undefined || !result.ok) throw invalidKey(result?.error);
+    return { key: result.key, pubkey: pubkeyOf(result.key) };
   };
 
   let rawBatch: ReadRawKey[] = [];
@@ -322,13 +325,13 @@ export async function loadFilesystemKeys(
    * Imports the secret and checks it against the keystore's `pubkey` (and, for a cached secret,
    * the pubkey sealed with it) before the cache records it. The caller zeroes `secret`.
    */
-  const accept = (
+  const accept = async (
     read: ReadKeystore,
     secret: Uint8Array,
     cache: KeystoreCache | undefined,
     sealedPubkey?: string,
   ) => {
-    const imported = importSecret(secret);
+    const imported = await importSecret(secret);
     try {
       verifyKeystorePubkey(read.keystore, imported.key.publicKey);
       if (sealedPubkey !== undefined && sealedPubkey !== imported.pubkey) {
@@ -346,7 +349,8 @@ export async function loadFilesystemKeys(
     const cached = cache?.lookup(read.cache);
     if (cached) {
       try {
-        return accept(read, cached.secret, cache, cached.pubkey);
+        // Awaited here: `finally` below zeroes the secret accept still uses.
+        return await accept(read, cached.secret, cache, cached.pubkey);
       } catch (err) {
         // Authenticated, yet refused: never trusted; the keystore itself decides below.
         logger.warn("keystore cache entry refused, decrypting the keystore", {
@@ -364,7 +368,7 @@ export async function loadFilesystemKeys(
       throw inKeystore(read.keystoreFile, err);
     }
     try {
-      return accept(read, secret, cache);
+      return await accept(read, secret, cache);
     } finally {
       secret.fill(0);
     }

@@ -328,7 +328,8 @@ class WorkerSlot {
       this.#importing.delete(id);
       const error = errors[i];
       if (error === null || error === undefined) {
-        waiter.resolve(publicKeys.slice(i * PUBLIC_KEY_BYTES, (i + 1) * PUBLIC_KEY_BYTES));
+        // A view: the key handle keeps its own copy.
+        waiter.resolve(publicKeys.subarray(i * PUBLIC_KEY_BYTES, (i + 1) * PUBLIC_KEY_BYTES));
       } else {
         this.#drop(id);
         waiter.reject(new Error(error));
