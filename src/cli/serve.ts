@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { unsupportedFeatures } from "../app/features";
 import { listenForStopSignals, runUntilStopped } from "../app/lifecycle";
+import { applySeccomp } from "../app/seccomp";
 import { startSigner } from "../app/signer";
 import { ConfigProblemsError } from "../config/problems";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
@@ -25,6 +26,7 @@ export const serveCommand = defineCommand({
     let signer: Awaited<ReturnType<typeof startSigner>>;
     try {
       signer = await startSigner(config, logger);
+      await applySeccomp(config, signer, logger);
     } catch (error) {
       if (error instanceof ConfigProblemsError) failWithProblems(error.problems);
       fail(
