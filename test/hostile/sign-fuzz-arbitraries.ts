@@ -1,0 +1,461 @@
+// The fast-check arbitraries of the sign-route fuzz: where a request goes (path key, Content-Type)
+// and its body: random JSON or text, or a valid request of one of the ten operations with up to
+// three mutations. Epochs, slots and roots are drawn from narrow ranges so that repeats, double
+// votes, surrounds and watermark refusals are frequent.
+import fc from "fast-check";
+import { GVR, INTEROP_KEYS } from "../support/slashing";
+import { judgeSignRequest } from "./sign-oracle";
+
+export interface Target {
+  readonly identifier: string;
+  /** The normalised public key, or undefined when the identifier is malformed. */
+  readonly pubkey?: string;
+  readonly loaded: boolean;
+}
+
+export type Mutation =
+  | { readonly kind: "drop"; readonly pick: number }
+  | { readonly kind: "retype"; readonly pick: number; readonly variant: number }
+  | { readonly kind: "flipHex"; readonly pick: number; readonly variant: number }
+  | { readonly kind: "bigNumber"; readonly pick: number; readonly variant: number }
+  | { readonly kind: "forkInfo"; readonly variant: number }
+  | { readonly kind: "extra"; readonly pick: number; readonly value: unknown }
+  | { readonly kind: "signingRoot"; readonly variant: number }
+  | {
+      readonly kind: "duplicate";
+      readonly pick: number;
+      readonly value: unknown;
+      readonly last: boolean;
+    }
+  | { readonly kind: "inflate" };
+
+export type Body =
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "json"; readonly value: unknown; readonly mutations: readonly Mutation[] };
+
+export interface Sample {
+  readonly target: Target;
+  readonly contentType?: string;
+  readonly body: Body;
+}
+
+const EPOCH = 370_000;
+const SLOT = EPOCH * 32;
+const UNKNOWN_KEY = `0x${"ab".repeat(48)}`;
+const OTHER_GVR = `0x${"77".repeat(32)}`;
+const MAINNET_FORK_INFO = {
+  fork: { previous_version: "0x04000000", current_version: "0x05000000", epoch: "364032" },
+  genesis_validators_root: GVR,
+};
+
+// ---- Where the request goes ----
+
+const targetArb: fc.Arbitrary<Target> = fc.oneof(
+  {
+    weight: 14,
+    arbitrary: fc
+      .record({ k: fc.integer({ min: 0, max: 3 }), style: fc.constantFrom("0x", "upper", "bare") })
+      .map(({ k, style }) => {
+        const pubkey = INTEROP_KEYS[k] ?? "";
+        const digits = pubkey.slice(2);
+        const identifier =
+          style === "0x" ? pubkey : style === "upper" ? `0X${digits.toUpperCase()}` : digits;
+        return { identifier, pubkey, loaded: true };
+      }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constant({ identifier: UNKNOWN_KEY, pubkey: UNKNOWN_KEY, loaded: false }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom("0x1234", `0x${"zz".repeat(48)}`, `${UNKNOWN_KEY}00`, "%00")
+      .map((identifier) => ({ identifier, loaded: false })),
+  },
+);
+
+const contentTypeArb: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 40, arbitrary: fc.constant("application/json") },
+  { weight: 2, arbitrary: fc.constant("application/json; charset=utf-8") },
+  { weight: 1, arbitrary: fc.constantFrom("text/plain", "application/x-www-form-urlencoded") },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);
+
+// ---- Valid requests ----
+
+/** A uint64 in [min, max], as a decimal string or a JSON number (both valid). */
+const uint = (min: number, max: number) =>
+  fc.integer({ min, max }).chain((n) => fc.constantFrom<string | number>(String(n), n));
+const hex = (bytes: number) =>
+  fc
+    .uint8Array({ minLength: bytes, maxLength: bytes })
+    .map((b) => `0x${Buffer.from(b).toString("hex")}`);
+/** Two roots only: the same slot or target with another root is a double vote. */
+const root = fc.constantFrom(`0x${"11".repeat(32)}`, `0x${"22".repeat(32)}`);
+const typeName = (name: string) => fc.constantFrom(name, name.toLowerCase());
+const forkInfo = fc.oneof(
+  { weight: 8, arbitrary: fc.constant(MAINNET_FORK_INFO) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      fork: fc.record({
+        previous_version: fc.constantFrom("0x03000000", "0x04000000"),
+        current_version: fc.constantFrom("0x05000000", "0x06000000"),
+        epoch: uint(0, 400_000),
+      }),
+      genesis_validators_root: fc.constantFrom(GVR, OTHER_GVR),
+    }),
+  },
+);
+const bitlist = fc.uint8Array({ minLength: 1, maxLength: 4 }).map((b) => {
+  const bytes = Uint8Array.from(b);
+  bytes[bytes.length - 1] ||= 1;
+  return `0x${Buffer.from(bytes).toString("hex")}`;
+});
+/** Source a few epochs before target, now and then after it; all within 200 epochs. */
+const votes = fc
+  .record({ target: fc.integer({ min: 0, max: 200 }), gap: fc.integer({ min: -1, max: 6 }) })
+  .chain(({ target, gap }) =>
+    fc.record({
+      source: fc.record({
+        epoch: uint(EPOCH + Math.max(0, target - gap), EPOCH + Math.max(0, target - gap)),
+        root,
+      }),
+      target: fc.record({ epoch: uint(EPOCH + target, EPOCH + target), root }),
+    }),
+  );
+const attestationData = fc
+  .record({ slot: uint(SLOT, SLOT + 300), index: uint(0, 3), beacon_block_root: root, votes })
+  .map(({ votes: { source, target }, ...rest }) => ({ ...rest, source, target }));
+const aggregate = (electra: boolean) =>
+  fc.record({
+    aggregator_index: uint(0, 1000),
+    aggregate: fc.record({
+      aggregation_bits: bitlist,
+      data: attestationData,
+      signature: hex(96),
+      ...(electra ? { committee_bits: hex(8) } : {}),
+    }),
+    selection_proof: hex(96),
+  });
+
+const envelope = (type: string, key: string, payload: fc.Arbitrary<unknown>) =>
+  fc.record({ type: typeName(type), fork_info: forkInfo, [key]: payload });
+
+const VALID_REQUESTS: fc.Arbitrary<unknown>[] = [
+  envelope("ATTESTATION", "attestation", attestationData),
+  envelope(
+    "BLOCK_V2",
+    "beacon_block",
+    fc.record({
+      version: fc.constantFrom("ELECTRA", "DENEB", "FULU", "electra", "PHASE0"),
+      block_header: fc.record({
+        slot: uint(SLOT, SLOT + 60),
+        proposer_index: uint(0, 100),
+        parent_root: root,
+        state_root: hex(32),
+        body_root: hex(32),
+      }),
+    }),
+  ),
+  envelope("AGGREGATION_SLOT", "aggregation_slot", fc.record({ slot: uint(SLOT, SLOT + 300) })),
+  fc.oneof(
+    envelope("AGGREGATE_AND_PROOF", "aggregate_and_proof", aggregate(false)),
+    envelope("AGGREGATE_AND_PROOF", "aggregate_and_proof", aggregate(true)),
+    fc.constantFrom("ELECTRA", "FULU", "DENEB", "PHASE0").chain((version) =>
+      envelope(
+        "AGGREGATE_AND_PROOF_V2",
+        "aggregate_and_proof",
+        fc.record({
+          version: fc.constant(version),
+          data: aggregate(["ELECTRA", "FULU"].includes(version)),
+        }),
+      ),
+    ),
+  ),
+  envelope("RANDAO_REVEAL", "randao_reveal", fc.record({ epoch: uint(EPOCH, EPOCH + 10) })),
+  envelope(
+    "VOLUNTARY_EXIT",
+    "voluntary_exit",
+    // Around the Deneb epoch (269568), where the exit domain switches to Capella's.
+    fc.record({ epoch: uint(260_000, 280_000), validator_index: uint(0, 1000) }),
+  ),
+  envelope(
+    "SYNC_COMMITTEE_MESSAGE",
+    "sync_committee_message",
+    fc.record({ beacon_block_root: hex(32), slot: uint(SLOT, SLOT + 300) }),
+  ),
+  envelope(
+    "SYNC_COMMITTEE_SELECTION_PROOF",
+    "sync_aggregator_selection_data",
+    fc.record({ slot: uint(SLOT, SLOT + 300), subcommittee_index: uint(0, 3) }),
+  ),
+  envelope(
+    "SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF",
+    "contribution_and_proof",
+    fc.record({
+      aggregator_index: uint(0, 1000),
+      contribution: fc.record({
+        slot: uint(SLOT, SLOT + 300),
+        beacon_block_root: hex(32),
+        subcommittee_index: uint(0, 3),
+        aggregation_bits: hex(16),
+        signature: hex(96),
+      }),
+      selection_proof: hex(96),
+    }),
+  ),
+  fc.record(
+    {
+      type: typeName("VALIDATOR_REGISTRATION"),
+      fork_info: forkInfo,
+      validator_registration: fc.record({
+        fee_recipient: hex(20),
+        gas_limit: uint(0, 60_000_000),
+        timestamp: uint(1_600_000_000, 1_800_000_000),
+        pubkey: hex(48),
+      }),
+    },
+    { requiredKeys: ["type", "validator_registration"] },
+  ),
+];
+
+// ---- Mutations ----
+
+const often = <T>(arbitrary: fc.Arbitrary<T>) => ({ weight: 4, arbitrary });
+const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
+  often(fc.record({ kind: fc.constant("drop" as const), pick: fc.nat() })),
+  often(fc.record({ kind: fc.constant("retype" as const), pick: fc.nat(), variant: fc.nat() })),
+  often(fc.record({ kind: fc.constant("flipHex" as const), pick: fc.nat(), variant: fc.nat() })),
+  often(fc.record({ kind: fc.constant("bigNumber" as const), pick: fc.nat(), variant: fc.nat() })),
+  often(fc.record({ kind: fc.constant("forkInfo" as const), variant: fc.nat() })),
+  often(
+    fc.record({
+      kind: fc.constant("extra" as const),
+      pick: fc.nat(),
+      value: fc.jsonValue({ maxDepth: 2 }),
+    }),
+  ),
+  often(fc.record({ kind: fc.constant("signingRoot" as const), variant: fc.nat() })),
+  often(
+    fc.record({
+      kind: fc.constant("duplicate" as const),
+      pick: fc.nat(),
+      value: fc.jsonValue({ maxDepth: 1 }),
+      last: fc.boolean(),
+    }),
+  ),
+  // Over the body limit: only needs to happen now and then.
+  { weight: 1, arbitrary: fc.constant({ kind: "inflate" as const }) },
+);
+
+const RETYPES: unknown[] = [true, 7, "x", [], {}, null, 1.5, "-1", -3];
+const BIG_NUMBERS: unknown[] = [
+  "18446744073709551615",
+  "18446744073709551616",
+  "9007199254740993",
+  9007199254740991,
+  9007199254740992,
+  1e21,
+  -1,
+  "0",
+  0,
+  "00000000000000000001",
+  "000000000000000000001",
+];
+
+type Path = (string | number)[];
+type Node = Record<string | number, unknown>;
+
+/** Every path in a JSON value below its root, containers included. */
+function pathsOf(value: unknown, at: Path = []): Path[] {
+  if (typeof value !== "object" || value === null) return [];
+  return Object.entries(value).flatMap(([key, child]) => {
+    const path = [...at, Array.isArray(value) ? Number(key) : key];
+    return [path, ...pathsOf(child, path)];
+  });
+}
+
+const get = (root: unknown, path: Path) =>
+  path.reduce<unknown>((node, key) => (node as Node)[key], root);
+
+function set(root: unknown, path: Path, value: unknown, remove = false): void {
+  const parent = get(root, path.slice(0, -1)) as Node;
+  const key = path[path.length - 1] as string | number;
+  if (!remove) parent[key] = value;
+  else if (Array.isArray(parent)) parent.splice(Number(key), 1);
+  else delete parent[key];
+}
+
+const pick = <T>(items: readonly T[], n: number): T | undefined =>
+  items[n % Math.max(items.length, 1)];
+
+function flip(hexText: string, variant: number): string {
+  const position = 2 + (variant % Math.max(hexText.length - 2, 1));
+  const digit = hexText[position] ?? "0";
+  switch (variant % 4) {
+    case 0: // another valid digit
+      return `${hexText.slice(0, position)}${digit === "0" ? "1" : "0"}${hexText.slice(position + 1)}`;
+    case 1: // not hex
+      return `${hexText.slice(0, position)}g${hexText.slice(position + 1)}`;
+    case 2: // one digit short
+      return hexText.slice(0, -1);
+    default: // upper case: still valid
+      return `0x${hexText.slice(2).toUpperCase()}`;
+  }
+}
+
+function mutateForkInfo(body: Node, variant: number): void {
+  const isNode = (v: unknown): v is Node =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
+  // A retype may have left a string or a list where fork_info or its fork was.
+  const info = isNode(body.fork_info) ? body.fork_info : undefined;
+  const fork = isNode(info?.fork) ? info.fork : undefined;
+  switch (variant % 8) {
+    case 0:
+      delete body.fork_info;
+      return;
+    case 1:
+      body.fork_info = null;
+      return;
+    case 2:
+      if (fork)
+        [fork.previous_version, fork.current_version] = [
+          fork.current_version,
+          fork.previous_version,
+        ];
+      return;
+    case 3:
+      if (fork) fork.epoch = "18446744073709551615";
+      return;
+    case 4:
+      if (fork) fork.epoch = "0";
+      return;
+    case 5:
+      if (info) info.genesis_validators_root = OTHER_GVR;
+      return;
+    case 6:
+      if (info) info.genesis_validators_root = "0x1234";
+      return;
+    default:
+      if (fork) fork.previous_version = "0x0400000000";
+  }
+}
+
+function applyMutation(body: unknown, mutation: Mutation): void {
+  const paths = pathsOf(body);
+  const ofKind = (test: (v: unknown) => boolean) => paths.filter((p) => test(get(body, p)));
+  switch (mutation.kind) {
+    case "drop": {
+      const path = pick(paths, mutation.pick);
+      if (path) set(body, path, undefined, true);
+      return;
+    }
+    case "retype": {
+      const path = pick(paths, mutation.pick);
+      if (path) set(body, path, pick(RETYPES, mutation.variant));
+      return;
+    }
+    case "flipHex": {
+      const path = pick(
+        ofKind((v) => typeof v === "string" && v.startsWith("0x")),
+        mutation.pick,
+      );
+      if (path) set(body, path, flip(get(body, path) as string, mutation.variant));
+      return;
+    }
+    case "bigNumber": {
+      const isUint = (v: unknown) =>
+        (typeof v === "string" && /^[0-9]+$/.test(v)) ||
+        (typeof v === "number" && Number.isInteger(v));
+      const path = pick(ofKind(isUint), mutation.pick);
+      if (path) set(body, path, pick(BIG_NUMBERS, mutation.variant));
+      return;
+    }
+    case "forkInfo":
+      if (typeof body === "object" && body !== null) mutateForkInfo(body as Node, mutation.variant);
+      return;
+    case "extra": {
+      const objects = [
+        [],
+        ...ofKind((v) => typeof v === "object" && v !== null && !Array.isArray(v)),
+      ];
+      const path = pick(objects, mutation.pick) ?? [];
+      const target = get(body, path);
+      // Prefixed: an extra field never lands on a field name the request has a meaning for.
+      if (typeof target === "object" && target !== null) (target as Node).x_extra = mutation.value;
+      return;
+    }
+    case "signingRoot": {
+      if (typeof body !== "object" || body === null) return;
+      const node = body as Node;
+      const verdict = judgeSignRequest(body);
+      const right = verdict.ok
+        ? `0x${Buffer.from(verdict.root).toString("hex")}`
+        : `0x${"00".repeat(32)}`;
+      const choices = [
+        right,
+        right.toUpperCase().replace("0X", "0x"),
+        `0x${"5a".repeat(32)}`,
+        "0x1234",
+        null,
+      ];
+      node[mutation.variant % 2 === 0 ? "signingRoot" : "signing_root"] = pick(
+        choices,
+        mutation.variant,
+      );
+      return;
+    }
+    case "inflate":
+      if (typeof body === "object" && body !== null) (body as Node).x_padding = "a".repeat(70_000);
+      return;
+    case "duplicate":
+      return; // applied to the text, in renderBody
+  }
+}
+
+/** The body as sent: JSON text after the mutations, a duplicated key written into the text. */
+export function renderBody(body: Body): string {
+  if (body.kind === "text") return body.text;
+  const value = structuredClone(body.value);
+  for (const mutation of body.mutations) applyMutation(value, mutation);
+  let text = JSON.stringify(value) ?? "null";
+  for (const mutation of body.mutations) {
+    if (mutation.kind !== "duplicate" || typeof value !== "object" || value === null) continue;
+    if (Array.isArray(value) || !text.startsWith("{") || text === "{}") continue;
+    const key = pick(Object.keys(value), mutation.pick);
+    if (key === undefined) continue;
+    const entry = `${JSON.stringify(key)}:${JSON.stringify(mutation.value) ?? "null"}`;
+    // JSON.parse keeps the last of two equal keys: first, the original wins; last, the duplicate.
+    text = mutation.last ? `${text.slice(0, -1)},${entry}}` : `{${entry},${text.slice(1)}`;
+  }
+  return text;
+}
+
+const bodyArb: fc.Arbitrary<Body> = fc.oneof(
+  {
+    weight: 1,
+    arbitrary: fc
+      .jsonValue({ maxDepth: 3 })
+      .map((value) => ({ kind: "json" as const, value, mutations: [] })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.string({ maxLength: 200 }).map((text) => ({ kind: "text" as const, text })),
+  },
+  {
+    weight: 10,
+    arbitrary: fc.record({
+      kind: fc.constant("json" as const),
+      value: fc.oneof(...VALID_REQUESTS),
+      mutations: fc.array(mutationArb, { maxLength: 3 }),
+    }),
+  },
+);
+
+export const sampleArb: fc.Arbitrary<Sample> = fc.record({
+  target: targetArb,
+  contentType: contentTypeArb,
+  body: bodyArb,
+});
