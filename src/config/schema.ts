@@ -94,7 +94,8 @@ const Server = Type.Object(
     }),
     seccomp: Type.Boolean({
       default: false,
-      description: "Install a syscall allow-list after start-up (Linux).",
+      description:
+        "Once started, allow only the system calls a signer needs: no program can be run, no process traced, no new listener opened (Linux x86_64 and aarch64; docs/seccomp.md).",
     }),
     max_request_body_bytes: int(
       1024,

@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { AARCH64, seccompArchFor, X86_64 } from "./arch";
-import { DENIED_ON_PURPOSE, SIGIL_POLICY } from "./policy";
+import { ALLOWED_GROUPS, DENIED_ON_PURPOSE, SIGIL_POLICY } from "./policy";
+import { buildProgram } from "./program";
 import { AARCH64_SYSCALLS } from "./syscalls-aarch64";
 import { X86_64_SYSCALLS } from "./syscalls-x86_64";
 
@@ -103,6 +106,28 @@ describe("sigil's policy", () => {
     const clone3 = SIGIL_POLICY.rules.find((r) => r.syscall === "clone3");
     expect(clone3).toEqual({ syscall: "clone3", action: "errno", errno: 38 });
     expect(SIGIL_POLICY.defaultErrno).toBe(1);
+  });
+});
+
+describe("docs/seccomp.md", () => {
+  const doc = readFileSync(join(import.meta.dir, "../../../docs/seccomp.md"), "utf8");
+
+  test("lists every call the policy allows unconditionally, in its group's row", () => {
+    const rows = doc.split("\n").filter((line) => line.startsWith("| "));
+    for (const group of ALLOWED_GROUPS) {
+      const row = rows.find((line) => line.includes(`| \`${group.allow[0]}\``));
+      expect(row).toBeDefined();
+      const cells = (row ?? "").split("|");
+      const listed = [...(cells.at(-2) ?? "").matchAll(/`([a-z0-9_]+)`/g)].map((m) => m[1]);
+      expect(listed).toEqual([...group.allow]);
+    }
+  });
+
+  test("gives the counts the policy compiles to", () => {
+    const x86 = buildProgram(SIGIL_POLICY, X86_64).allowed;
+    const arm = buildProgram(SIGIL_POLICY, AARCH64).allowed;
+    expect(doc).toContain(`(${x86} syscalls allowed)`);
+    expect(doc).toContain(`allows ${arm} calls instead of ${x86}`);
   });
 });
 
