@@ -4,7 +4,7 @@ import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
-import { startSigil, TempDir } from "../support/cli";
+import { cleanEnv, sigilCommand, startSigil, TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { captureProcessOutput, registerTestSecret } from "../support/log-capture";
 import { attestationRequest, INTEROP_KEYS, postSign } from "../support/slashing";
@@ -166,5 +166,30 @@ describe.if(supported)("server.seccomp", () => {
     const key = scryptSync("password", "salt", 32, { N: 1024 }).toString("hex").slice(0, 8);
     expect(outcome.scrypt).toEqual({ ok: true, value: key });
     expect(outcome.worker).toEqual({ ok: true, value: "true" });
+  });
+});
+
+describe.if(supported)("server.seccomp where the kernel refuses the filter", () => {
+  test("start-up fails with the reason and exit 1 instead of serving unfiltered", async () => {
+    const probe = Bun.spawn(
+      [
+        process.execPath,
+        resolve(import.meta.dir, "fixtures/seccomp-probe.ts"),
+        "--deny-seccomp",
+        ...sigilCommand(["serve", "-c", configFile]),
+      ],
+      { env: cleanEnv(), stdout: "pipe", stderr: "pipe", stdin: "ignore" },
+    );
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(probe.stdout).text(),
+      new Response(probe.stderr).text(),
+      probe.exited,
+    ]);
+    captureProcessOutput(probe.pid, { stdout, stderr });
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      "sigil: cannot start: server.seccomp: cannot install the syscall filter: seccomp(SECCOMP_SET_MODE_FILTER) failed: EPERM",
+    );
+    expect(stderr).not.toContain("seccomp filter installed");
   });
 });
