@@ -1,7 +1,12 @@
 import { renameSync, rmSync } from "node:fs";
 import { defineCommand } from "citty";
 import { readInterchange, writeInterchange } from "../antislashing/interchange";
-import { SlashingImportError, type SlashingStore } from "../antislashing/store";
+import {
+  type InterchangeSource,
+  NothingToExportError,
+  SlashingImportError,
+  type SlashingStore,
+} from "../antislashing/store";
 import { openSlashingStore } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { isPubkeyHex, normalizePubkey } from "../keys/pubkey";
@@ -93,7 +98,13 @@ const exportCommand = defineCommand({
     if (!file) fail("--file is required (use - for standard output)", EXIT_USAGE);
     const pubkeys = parsePubkeys(extras.pubkeys as string[] | undefined);
     await withStore(config, async (store) => {
-      const source = await store.exportInterchange(pubkeys);
+      let source: InterchangeSource;
+      try {
+        source = await store.exportInterchange(pubkeys);
+      } catch (error) {
+        if (error instanceof NothingToExportError) fail(`export: ${error.message}`);
+        throw error;
+      }
       if (file === "-") {
         await writeInterchange(source, (chunk) => void process.stdout.write(chunk));
         return;

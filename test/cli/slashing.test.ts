@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runSigil, sigilCommand, TempDir } from "../support/cli";
 import { captureProcessOutput } from "../support/log-capture";
@@ -163,5 +163,16 @@ describe("sigil slashing import|export", () => {
     ]);
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  test("exporting a database where nothing was ever signed is a one-line error, no file written", () => {
+    const { config } = setup("empty");
+    const target = join(dir.path, "empty-export.json");
+    const result = runSigil(["slashing", "export", "-c", config, "--file", target]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split("\n")).toEqual([
+      expect.stringContaining("nothing to export"),
+    ]);
+    expect(existsSync(target)).toBe(false);
   });
 });
