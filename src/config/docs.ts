@@ -40,7 +40,8 @@ function typeText(node: TSchema): string {
 }
 
 function defaultText(node: TSchema): string {
-  if ("default" in node) return `\`${JSON.stringify(node.default)}\``;
+  // `int(…, undefined, …)` leaves a `default: undefined` key: that is no default at all.
+  if ("default" in node && node.default !== undefined) return `\`${JSON.stringify(node.default)}\``;
   return isOptional(node) ? "(none)" : "";
 }
 
