@@ -37,12 +37,7 @@ test("two instances see each other's imports and generated keys, and drop a deac
       `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
     ].join("\n"),
   );
-  const env = {
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "AKIDTEST",
-    AWS_SECRET_ACCESS_KEY: "test-secret",
-  };
+  const env = dynamo.processEnv;
   const instances: RunningSigil[] = [];
   try {
     const a = await startSigil(["serve", "-c", config], env);

@@ -188,12 +188,7 @@ describe("conflicting signing requests at once", () => {
     const dynamo = await startDynamo();
     await dynamo.createSlashingTable("sigil-slashing");
     const file = config("dynamodb", "antislashing: {backend: dynamodb, table: sigil-slashing}\n");
-    const env = {
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_REGION: "us-east-1",
-      AWS_ACCESS_KEY_ID: "test",
-      AWS_SECRET_ACCESS_KEY: "test",
-    };
+    const env = dynamo.processEnv;
     const processes = await Promise.all([
       startSigil(["serve", "-c", file], env),
       startSigil(["serve", "-c", file], env),

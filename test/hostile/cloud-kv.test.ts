@@ -71,12 +71,7 @@ beforeAll(async () => {
       `signer_state: {backend: sqlite, path: "${statePath}"}`,
     ].join("\n"),
   );
-  sigil = await startSigil(["serve", "-c", config], {
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "AKIDTEST",
-    AWS_SECRET_ACCESS_KEY: "test-secret",
-  });
+  sigil = await startSigil(["serve", "-c", config], dynamo.processEnv);
   management = (await bootstrapStateful(sigil.url, sigil.stderrText().split("\n"))).management;
   const password = registerTestSecret("hostile-cloud-kv-password-1", "keystore password");
   const wrongPassword = registerTestSecret("hostile-cloud-kv-wrong-2", "keystore password");

@@ -46,12 +46,7 @@ beforeAll(async () => {
       `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
     ].join("\n"),
   );
-  sigil = await startSigil(["serve", "-c", config], {
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "AKIDTEST",
-    AWS_SECRET_ACCESS_KEY: "test-secret",
-  });
+  sigil = await startSigil(["serve", "-c", config], dynamo.processEnv);
   ({ management, operator } = await bootstrapStateful(sigil.url, sigil.stderrText().split("\n")));
 });
 afterAll(async () => {

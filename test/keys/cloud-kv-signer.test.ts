@@ -28,12 +28,7 @@ test("cloud_kv keys load at unseal, sign, and are dropped on seal; a key that do
       `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
     ].join("\n"),
   );
-  const sigil = await startSigil(["serve", "-c", config], {
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "AKIDTEST",
-    AWS_SECRET_ACCESS_KEY: "test-secret",
-  });
+  const sigil = await startSigil(["serve", "-c", config], dynamo.processEnv);
   try {
     const { management, operator } = await bootstrapStateful(
       sigil.url,
@@ -140,12 +135,7 @@ test("a missing cloud_kv table stops start-up with a one-line reason", async () 
         `signer_state: {backend: sqlite, path: "${join(dir.path, "state-2.sqlite")}"}`,
       ].join("\n"),
     );
-    const result = await runSigilAsync(["serve", "-c", config], {
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_REGION: "us-east-1",
-      AWS_ACCESS_KEY_ID: "AKIDTEST",
-      AWS_SECRET_ACCESS_KEY: "test-secret",
-    });
+    const result = await runSigilAsync(["serve", "-c", config], dynamo.processEnv);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('cannot start: cloud_kv table "not-there" does not exist');
   } finally {

@@ -19,6 +19,8 @@ type DynaliteFactory = (options: {
 export interface RunningDynamo {
   /** http://127.0.0.1:PORT */
   readonly endpoint: string;
+  /** The environment a sigil process needs to reach this server through the AWS SDK. */
+  readonly processEnv: Record<string, string>;
   /** A new client (separate connection pool) pointed at this server; destroyed by stop(). */
   client(): DynamoDBClient;
   /** Creates a table with sigil's slashing-protection layout (partition key `pubkey`, string). */
@@ -51,11 +53,15 @@ function portOf(address: unknown): number {
   throw new Error(`dynalite: unexpected listen address ${String(address)}`);
 }
 
+/** dynalite checks no signature; the values only have to be present. */
+const TEST_ACCESS_KEY_ID = "AKIDTEST";
+const TEST_SECRET_ACCESS_KEY = "test-secret";
+
 export function dynamoClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({
     endpoint,
     region: "us-east-1",
-    credentials: { accessKeyId: "AKIDTEST", secretAccessKey: "test-secret" },
+    credentials: { accessKeyId: TEST_ACCESS_KEY_ID, secretAccessKey: TEST_SECRET_ACCESS_KEY },
     // Fail fast in tests: a stopped server must surface as an error, not as minutes of retries.
     maxAttempts: 2,
   });
@@ -100,6 +106,12 @@ export async function startDynamo(): Promise<RunningDynamo> {
 
   return {
     endpoint,
+    processEnv: {
+      AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: TEST_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY: TEST_SECRET_ACCESS_KEY,
+    },
     client,
     async createSlashingTable(name) {
       const admin = dynamoClient(endpoint);
