@@ -1,0 +1,418 @@
+/**
+ * One BLS worker thread of the pool (pool.ts) and everything needed to replace it: its keys
+ * (secret copies, see pool.ts), its queued jobs and imports, its restart schedule.
+ */
+import { SigilError } from "../../errors";
+import type { Logger } from "../../observability/log";
+import { type BlsBackendName, PUBLIC_KEY_BYTES, SECRET_KEY_BYTES } from "./backend";
+import { toHex } from "./key";
+import type { FromWorker, SignJob, ToWorker } from "./protocol";
+import { SELF_TEST_KEY, SELF_TEST_MESSAGE } from "./select";
+
+/** Jobs per `sign` message: bounds how long the first job of a batch waits for the last. */
+const MAX_BATCH = 16;
+/** Two, so that a worker has its next batch in hand when it finishes one. */
+const MAX_BATCHES_IN_FLIGHT = 2;
+/** Keys per `import` message: answers come back, and handles are made, while workers go on. */
+const MAX_IMPORT_BATCH = 256;
+const READY_TIMEOUT_MS = 30_000;
+const MAX_RESTART_DELAY_MS = 30_000;
+const CLOSE_WAIT_MS = 2_000;
+
+export interface BlsWorkerStats {
+  keys: number;
+  queued: number;
+  inFlight: number;
+}
+
+interface Job extends SignJob {
+  resolve(signature: Uint8Array): void;
+  reject(error: Error): void;
+}
+
+interface ImportWaiter {
+  resolve(publicKey: Uint8Array): void;
+  reject(error: Error): void;
+}
+
+export interface KeyRecord {
+  readonly id: number;
+  readonly slot: WorkerSlot;
+}
+
+/** Job numbers are unique across the pool's workers, for the life of the process. */
+let nextJob = 1;
+
+type SlotState = "starting" | "ready" | "down" | "closed";
+
+export function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** One worker thread and everything needed to replace it: its keys and its queued jobs. */
+export class WorkerSlot {
+  #state: SlotState = "starting";
+  #worker: Worker | undefined;
+  #exited: Promise<void> = Promise.resolve();
+  #startWaiter: { resolve(): void; reject(error: Error): void } | undefined;
+  #readyTimer: ReturnType<typeof setTimeout> | undefined;
+  #restartTimer: ReturnType<typeof setTimeout> | undefined;
+  /** False until the first start succeeds: a pool that cannot start at all does not retry. */
+  #everReady = false;
+  /** Deaths and failed starts since the last answered batch; drives the restart delay. */
+  #failures = 0;
+  /** Secret copies of this worker's keys, by id (see the module comment). */
+  readonly #keys = new Map<number, Uint8Array>();
+  /** Keys whose public key the worker is to derive (`importKey`), by id. */
+  readonly #importing = new Map<number, ImportWaiter>();
+  /** Ids of `#importing` not yet sent to the worker. */
+  #importQueue: number[] = [];
+  #importFlushScheduled = false;
+  /** Jobs not yet sent to the worker, in call order. */
+  readonly #waiting: Job[] = [];
+  /** Jobs sent and not yet answered. */
+  readonly #sent = new Map<number, Job>();
+  #batchesInFlight = 0;
+  #flushScheduled = false;
+
+  constructor(
+    readonly index: number,
+    private readonly options: {
+      backendName: BlsBackendName;
+      spawn: () => Worker;
+      selfTestSignature: Uint8Array;
+      logger: Pick<Logger, "error" | "warn" | "info"> | undefined;
+      /** The main thread's own derivation, for when the worker cannot do it. */
+      derivePublicKey: (secret: Uint8Array) => Uint8Array;
+    },
+  ) {}
+
+  get keyCount(): number {
+    return this.#keys.size;
+  }
+
+  stats(): BlsWorkerStats {
+    return { keys: this.#keys.size, queued: this.#waiting.length, inFlight: this.#sent.size };
+  }
+
+  /** Resolves when the worker answered its self-test correctly; rejects when it cannot start. */
+  start(): Promise<void> {
+    this.#state = "starting";
+    const started = new Promise<void>((resolve, reject) => {
+      this.#startWaiter = { resolve, reject };
+    });
+    let worker: Worker;
+    try {
+      worker = this.options.spawn();
+    } catch (error) {
+      this.#startFailed(`it could not be created: ${reasonOf(error)}`);
+      return started;
+    }
+    this.#worker = worker;
+    this.#exited = new Promise((done) => {
+      worker.addEventListener("close", (event) => {
+        done();
+        this.#onClose(worker, (event as CloseEvent).code);
+      });
+    });
+    worker.addEventListener("message", (event) => {
+      if (worker === this.#worker) this.#onMessage((event as MessageEvent<FromWorker>).data);
+    });
+    worker.addEventListener("error", (event) => {
+      if (worker !== this.#worker) return;
+      // Worker code puts no secret into an error message; the worker stops right after this.
+      this.options.logger?.error("BLS signing worker failed", {
+        worker: this.index,
+        error: (event as ErrorEvent).message,
+      });
+    });
+    this.#readyTimer = setTimeout(
+      () => this.#startFailed(`no answer within ${READY_TIMEOUT_MS / 1000} s`),
+      READY_TIMEOUT_MS,
+    );
+    this.#post({
+      type: "init",
+      backend: this.options.backendName,
+      selfTest: { secret: SELF_TEST_KEY.slice(), message: SELF_TEST_MESSAGE.slice() },
+    });
+    return started;
+  }
+
+  add(id: number, secret: Uint8Array): void {
+    const copy = Uint8Array.from(secret);
+    this.#keys.set(id, copy);
+    // A worker still starting gets every key of the slot once it is ready.
+    if (this.#state === "ready") this.#sendKey(id, copy);
+  }
+
+  /**
+   * Keeps the key as `add` does, and resolves with its public key once the worker derived it (or
+   * the main thread did, when the worker is down); rejects with the backend's reason when the
+   * secret is refused, and then keeps nothing.
+   */
+  importKey(id: number, secret: Uint8Array): Promise<Uint8Array> {
+    this.#keys.set(id, Uint8Array.from(secret));
+    return new Promise((resolve, reject) => {
+      this.#importing.set(id, { resolve, reject });
+      if (this.#state === "down") {
+        this.#importLocally(id);
+        return;
+      }
+      // A worker still starting gets it with the rest of the slot's keys once it is ready.
+      if (this.#state !== "ready") return;
+      this.#importQueue.push(id);
+      if (this.#importFlushScheduled) return;
+      // Imports asked for in the same turn leave together.
+      this.#importFlushScheduled = true;
+      queueMicrotask(() => {
+        this.#importFlushScheduled = false;
+        this.#sendImports();
+      });
+    });
+  }
+
+  forget(id: number): void {
+    const copy = this.#keys.get(id);
+    if (copy === undefined) return;
+    copy.fill(0);
+    this.#keys.delete(id);
+    if (this.#state !== "ready") return;
+    // Jobs queued before the forget are signed before it, as they were asked for first.
+    this.#flush(true);
+    this.#post({ type: "forget", id });
+  }
+
+  sign(id: number, message: Uint8Array): Promise<Uint8Array> {
+    if (this.#state === "down") {
+      return Promise.reject(
+        new SigilError(
+          "internal_error",
+          `BLS signing worker ${this.index} is down and being restarted; the request was not signed`,
+        ),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ job: nextJob++, id, message, resolve, reject });
+      if (this.#flushScheduled) return;
+      // Jobs asked for in the same turn leave in one message.
+      this.#flushScheduled = true;
+      queueMicrotask(() => {
+        this.#flushScheduled = false;
+        this.#flush(false);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#state = "closed";
+    clearTimeout(this.#readyTimer);
+    clearTimeout(this.#restartTimer);
+    const stopping = () => new SigilError("shutting_down", "the signer is stopping");
+    this.#startWaiter?.reject(stopping());
+    this.#startWaiter = undefined;
+    this.#failAll(stopping);
+    for (const waiter of this.#importing.values()) waiter.reject(stopping());
+    this.#importing.clear();
+    this.#importQueue = [];
+    for (const copy of this.#keys.values()) copy.fill(0);
+    this.#keys.clear();
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    await Promise.race([this.#exited, Bun.sleep(CLOSE_WAIT_MS)]);
+  }
+
+  /** Sends queued jobs while fewer than MAX_BATCHES_IN_FLIGHT are out (any number if `force`). */
+  #flush(force: boolean): void {
+    if (this.#state !== "ready") return;
+    while (this.#waiting.length > 0 && (force || this.#batchesInFlight < MAX_BATCHES_IN_FLIGHT)) {
+      const jobs = this.#waiting.splice(0, MAX_BATCH);
+      for (const job of jobs) this.#sent.set(job.job, job);
+      this.#batchesInFlight++;
+      this.#post({
+        type: "sign",
+        jobs: jobs.map(({ job, id, message }) => ({ job, id, message })),
+      });
+    }
+  }
+
+  #sendImports(): void {
+    if (this.#state !== "ready") return;
+    const queue = this.#importQueue;
+    this.#importQueue = [];
+    for (let from = 0; from < queue.length; from += MAX_IMPORT_BATCH) {
+      const ids = queue.slice(from, from + MAX_IMPORT_BATCH).filter((id) => this.#keys.has(id));
+      // One buffer for the batch, transferred: no copy of it stays behind in this thread.
+      const secrets = new Uint8Array(ids.length * SECRET_KEY_BYTES);
+      ids.forEach((id, i) => {
+        secrets.set(this.#keys.get(id) as Uint8Array, i * SECRET_KEY_BYTES);
+      });
+      this.#post({ type: "import", ids, secrets }, [secrets.buffer]);
+    }
+  }
+
+  #onImported(ids: number[], publicKeys: Uint8Array, errors: (string | null)[]): void {
+    ids.forEach((id, i) => {
+      const waiter = this.#importing.get(id);
+      if (waiter === undefined) return;
+      this.#importing.delete(id);
+      const error = errors[i];
+      if (error === null || error === undefined) {
+        // A view: the key handle keeps its own copy.
+        waiter.resolve(publicKeys.subarray(i * PUBLIC_KEY_BYTES, (i + 1) * PUBLIC_KEY_BYTES));
+      } else {
+        this.#drop(id);
+        waiter.reject(new Error(error));
+      }
+    });
+  }
+
+  /** The main thread derives the public key: the worker cannot now. */
+  #importLocally(id: number): void {
+    const waiter = this.#importing.get(id);
+    const copy = this.#keys.get(id);
+    this.#importing.delete(id);
+    if (waiter === undefined || copy === undefined) return;
+    try {
+      waiter.resolve(this.options.derivePublicKey(copy));
+    } catch (error) {
+      this.#drop(id);
+      waiter.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** Zeroes and lets go of a key the worker never held (a refused import). */
+  #drop(id: number): void {
+    this.#keys.get(id)?.fill(0);
+    this.#keys.delete(id);
+  }
+
+  #onMessage(message: FromWorker): void {
+    switch (message.type) {
+      case "ready":
+        this.#onReady(message.selfTestSignature);
+        return;
+      case "failed":
+        this.#startFailed(`it could not load ${this.options.backendName}: ${message.reason}`);
+        return;
+      case "signed":
+        for (const result of message.results) {
+          const job = this.#sent.get(result.job);
+          if (job === undefined) continue;
+          this.#sent.delete(result.job);
+          if ("signature" in result) job.resolve(result.signature);
+          else job.reject(new Error(`BLS signing failed: ${result.error}`));
+        }
+        this.#batchesInFlight--;
+        this.#failures = 0;
+        this.#flush(false);
+        return;
+      case "imported":
+        this.#onImported(message.ids, message.publicKeys, message.errors);
+        return;
+    }
+  }
+
+  #onReady(signature: Uint8Array): void {
+    if (this.#state !== "starting") return;
+    if (toHex(signature) !== toHex(this.options.selfTestSignature)) {
+      this.#startFailed("its self-test signature differs from the main thread's");
+      return;
+    }
+    clearTimeout(this.#readyTimer);
+    this.#state = "ready";
+    this.#everReady = true;
+    // Imports still waiting (asked for while starting, or lost with the previous worker) are
+    // sent again as imports: their callers still wait for the public key.
+    this.#importQueue = [...this.#importing.keys()];
+    for (const [id, copy] of this.#keys) if (!this.#importing.has(id)) this.#sendKey(id, copy);
+    this.#sendImports();
+    this.#startWaiter?.resolve();
+    this.#startWaiter = undefined;
+    this.#flush(false);
+  }
+
+  #startFailed(reason: string): void {
+    if (this.#state !== "starting") return;
+    clearTimeout(this.#readyTimer);
+    const worker = this.#worker;
+    this.#worker = undefined;
+    worker?.terminate();
+    this.#state = "down";
+    this.#failures++;
+    const error = new SigilError(
+      "internal_error",
+      `BLS signing worker ${this.index} could not start; the request was not signed`,
+    );
+    this.#failAll(() => error);
+    this.#importQueue = [];
+    for (const id of [...this.#importing.keys()]) this.#importLocally(id);
+    this.options.logger?.error("BLS signing worker could not start", {
+      worker: this.index,
+      reason,
+    });
+    this.#startWaiter?.reject(new Error(`BLS signing worker ${this.index}: ${reason}`));
+    this.#startWaiter = undefined;
+    if (this.#everReady) this.#scheduleRestart();
+  }
+
+  #onClose(worker: Worker, code: number): void {
+    if (worker !== this.#worker) return;
+    if (this.#state === "starting") {
+      this.#startFailed(`it stopped while starting (exit code ${code})`);
+      return;
+    }
+    if (this.#state !== "ready") return;
+    this.#worker = undefined;
+    this.#state = "starting";
+    this.#failures++;
+    // Imports sent and not answered stay in #importing: the next worker gets them again.
+    this.#importQueue = [];
+    const lost = this.#sent.size;
+    this.#failAll(
+      () =>
+        new SigilError(
+          "internal_error",
+          `BLS signing worker ${this.index} stopped before answering; the request was not signed`,
+        ),
+      { keepWaiting: true },
+    );
+    this.options.logger?.error("BLS signing worker stopped; restarting it", {
+      worker: this.index,
+      exit_code: code,
+      failed_jobs: lost,
+      queued_jobs: this.#waiting.length,
+    });
+    this.#scheduleRestart();
+  }
+
+  /** Immediately after a first failure, then backing off while the worker keeps failing. */
+  #scheduleRestart(): void {
+    const delay =
+      this.#failures <= 1 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 250 * 2 ** this.#failures);
+    this.#restartTimer = setTimeout(() => {
+      if (this.#state === "closed") return;
+      this.start().then(
+        () => this.options.logger?.info("BLS signing worker restarted", { worker: this.index }),
+        () => {}, // #startFailed logged it and scheduled the next attempt
+      );
+    }, delay);
+  }
+
+  #failAll(error: () => Error, options: { keepWaiting?: boolean } = {}): void {
+    for (const job of this.#sent.values()) job.reject(error());
+    this.#sent.clear();
+    this.#batchesInFlight = 0;
+    if (options.keepWaiting) return;
+    for (const job of this.#waiting.splice(0)) job.reject(error());
+  }
+
+  #sendKey(id: number, copy: Uint8Array): void {
+    // The worker gets its own copy, transferred: nothing of it stays behind in this thread.
+    const secret = Uint8Array.from(copy);
+    this.#post({ type: "add", id, secret }, [secret.buffer]);
+  }
+
+  #post(message: ToWorker, transfer: ArrayBuffer[] = []): void {
+    this.#worker?.postMessage(message, transfer);
+  }
+}
