@@ -27,11 +27,9 @@
  */
 import postgres from "postgres";
 import {
-  failedSocket,
-  openSocket,
+  createPostgresClient,
   PostgresConfigError,
   parsePostgresUrl,
-  reconnectDelaySeconds,
 } from "../antislashing/backends/postgres-connection";
 import { type Migration, runPostgresMigrations } from "../antislashing/backends/postgres-migrate";
 import type { Policy } from "../auth/types";
@@ -109,15 +107,6 @@ export const POSTGRES_STATE_SCHEMA_VERSION = MIGRATIONS.reduce((m, x) => Math.ma
 export const STATE_MIGRATION_LOCK_KEY = "8316291889397497858";
 
 type Sql = postgres.Sql;
-
-/** The shared connection code names `antislashing.url` in its messages; here it is this one. */
-function renamed(error: unknown): unknown {
-  if (!(error instanceof Error) || !error.message.includes("antislashing.")) return error;
-  const message = error.message.replaceAll("antislashing.", "signer_state.");
-  if (error instanceof PostgresConfigError) return new PostgresConfigError(message);
-  const copy = new Error(message, { cause: error });
-  return copy;
-}
 
 interface TokenRow {
   hash: string;
@@ -297,12 +286,7 @@ class PostgresStateStore implements SignerStateStore {
  * build (StateSchemaError).
  */
 export async function openPostgresState(options: PostgresStateOptions): Promise<SignerStateStore> {
-  let target: ReturnType<typeof parsePostgresUrl>;
-  try {
-    target = parsePostgresUrl(options.url);
-  } catch (error) {
-    throw renamed(error);
-  }
+  const target = parsePostgresUrl(options.url, "signer_state.url");
   if (!Number.isInteger(options.poolSize) || options.poolSize < 1) {
     throw new PostgresConfigError(
       `signer_state.pool_size must be a positive integer, not ${options.poolSize}`,
@@ -319,32 +303,16 @@ export async function openPostgresState(options: PostgresStateOptions): Promise<
       { database: target.display },
     );
   }
-  let warnedFallback = false;
-  const socketOptions = {
+  const sql = createPostgresClient(target, {
+    poolSize: options.poolSize,
     forceIpv4: options.forceIpv4,
-    timeoutMs: options.connectTimeoutMs ?? 10_000,
-    onPlaintextFallback: () => {
-      if (warnedFallback) return;
-      warnedFallback = true;
+    connectTimeoutMs: options.connectTimeoutMs,
+    connection: { application_name: "sigil-state" },
+    onPlaintextFallback: () =>
       logger?.warn("signer_state: server offers no TLS, connecting in plaintext (sslmode=prefer)", {
         database: target.display,
-      });
-    },
-  };
-  // `socket` is a postgres.js option its type declarations lack (hence no inline literal).
-  const driverOptions = {
-    max: options.poolSize,
-    // TLS is negotiated by openSocket; the driver only ever sees a ready stream.
-    ssl: false,
-    socket: () =>
-      openSocket(target, socketOptions).catch((error: unknown) => failedSocket(renamed(error))),
-    onnotice: () => {},
-    connection: { application_name: "sigil-state" },
-    idle_timeout: 300,
-    connect_timeout: Math.ceil((options.connectTimeoutMs ?? 10_000) / 1000),
-    backoff: reconnectDelaySeconds,
-  };
-  const sql = postgres(target.driverUrl, driverOptions);
+      }),
+  });
   try {
     await runPostgresMigrations(
       sql,
