@@ -1,12 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { request as httpRequest } from "node:http";
 import { join, resolve } from "node:path";
-import { startSigner } from "../../src/app/signer";
-import { loadConfig } from "../../src/config/load";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { ageKeys, bootstrapStateful, setupTokenFrom } from "../support/ceremony";
 import { TempDir } from "../support/cli";
-import { captureSink, registerTestSecret } from "../support/log-capture";
+import { registerTestSecret } from "../support/log-capture";
+import { startInProcessSigner } from "../support/signer";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
@@ -14,29 +12,16 @@ afterAll(() => dir.remove());
 const [K0 = "", K1 = "", K2 = "", K3 = ""] = INTEROP_KEYS;
 const ALL_KEYS = [K0, K1, K2, K3].sort();
 
-async function start(name: string, authYaml: string, env: Record<string, string> = {}) {
-  const logs: string[] = [];
-  const file = dir.file(
-    `${name}.yaml`,
-    [
-      "server: {listen_address: 0.0.0.0, listen_port: 0}\nmetrics: {listen_address: 127.0.0.1, listen_port: 0}",
+function start(name: string, authYaml: string, env: Record<string, string> = {}) {
+  return startInProcessSigner(dir, name, {
+    server: "server: {listen_address: 0.0.0.0, listen_port: 0}",
+    yaml: [
       `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
       `antislashing: {backend: sqlite, path: "${join(dir.path, `${name}.sqlite`)}"}`,
       authYaml,
-    ].join("\n"),
-  );
-  const loaded = loadConfig({ argv: ["-c", file], env });
-  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const filter = parseLogFilter("info");
-  if (!filter.ok) throw new Error(filter.error);
-  const logger = createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(logs),
+    ],
+    env,
   });
-  const signer = await startSigner(loaded.config, logger, env);
-  return { signer, url: `http://127.0.0.1:${signer.http.port}`, port: signer.http.port, logs };
 }
 
 type Headers = Record<string, string>;

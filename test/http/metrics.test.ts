@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type RunningSigner, startSigner } from "../../src/app/signer";
-import { loadConfig } from "../../src/config/load";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
+import type { RunningSigner } from "../../src/app/signer";
 import { TempDir } from "../support/cli";
-import { captureSink } from "../support/log-capture";
+import { startInProcessSigner } from "../support/signer";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
-const logs: string[] = [];
+let logs: string[] = [];
 const [K0 = "", K1 = ""] = INTEROP_KEYS;
 const TOKEN = "metrics-test-token-0123456789";
 let signer: RunningSigner;
@@ -20,11 +18,8 @@ beforeAll(async () => {
   for (const name of ["interop-0.yaml", "interop-1.yaml"])
     copyFileSync(join("examples/keys", name), join(keys, name));
   dir.file("keys/broken.yaml", "type: file-raw\nprivateKey: not-hex\n");
-  const file = dir.file(
-    "metrics.yaml",
-    [
-      "server: {listen_address: 127.0.0.1, listen_port: 0}",
-      "metrics: {listen_address: 127.0.0.1, listen_port: 0}",
+  const started = await startInProcessSigner(dir, "metrics", {
+    yaml: [
       `key_sources: {filesystem: {paths: ["${keys}"]}}`,
       `antislashing: {backend: sqlite, path: "${join(dir.path, "slashing.sqlite")}"}`,
       `canary_keys: ["${K1}"]`,
@@ -32,19 +27,10 @@ beforeAll(async () => {
       "static_auth:",
       `  policies: [{name: vc, rules: [{effect: allow, scopes: [sign, public_keys], keys: ["${K0}", "${K1}"]}]}]`,
       `  tokens: [{secret: ${TOKEN}, policies: [vc]}]`,
-    ].join("\n"),
-  );
-  const loaded = loadConfig({ argv: ["-c", file], env: {} });
-  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const filter = parseLogFilter("info");
-  if (!filter.ok) throw new Error(filter.error);
-  const logger = createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(logs),
+    ],
   });
-  signer = await startSigner(loaded.config, logger, {});
+  signer = started.signer;
+  logs = started.logs;
 });
 
 afterAll(async () => {

@@ -2,9 +2,7 @@
 // age keys): every bad input is a clear 4xx and leaves the state as it was.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join, resolve } from "node:path";
-import { startSigner } from "../../src/app/signer";
-import { loadConfig } from "../../src/config/load";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
+import type { RunningSigner } from "../../src/app/signer";
 import {
   ageKeys,
   initAndRegister,
@@ -15,36 +13,25 @@ import {
   unwrapOwnShare,
 } from "../support/ceremony";
 import { TempDir } from "../support/cli";
-import { captureSink } from "../support/log-capture";
+import { startInProcessSigner } from "../support/signer";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
-const logs: string[] = [];
-let signer: Awaited<ReturnType<typeof startSigner>>;
+let logs: string[] = [];
+let signer: RunningSigner;
 let url = "";
 
 beforeAll(async () => {
-  const file = dir.file(
-    "seal.yaml",
-    [
-      "server: {listen_address: 127.0.0.1, listen_port: 0}\nmetrics: {listen_address: 127.0.0.1, listen_port: 0}",
+  const started = await startInProcessSigner(dir, "seal", {
+    yaml: [
       `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
       `antislashing: {backend: sqlite, path: "${join(dir.path, "slashing.sqlite")}"}`,
       `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
-    ].join("\n"),
-  );
-  const loaded = loadConfig({ argv: ["-c", file], env: {} });
-  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const filter = parseLogFilter("info");
-  if (!filter.ok) throw new Error(filter.error);
-  const logger = createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(logs),
+    ],
   });
-  signer = await startSigner(loaded.config, logger, {});
-  url = `http://127.0.0.1:${signer.http.port}`;
+  signer = started.signer;
+  logs = started.logs;
+  url = started.url;
 });
 afterAll(async () => {
   await signer?.stop();

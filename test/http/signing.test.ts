@@ -2,13 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { resolve } from "node:path";
-import { type RunningSigner, startSigner } from "../../src/app/signer";
-import { loadConfig } from "../../src/config/load";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
+import type { RunningSigner } from "../../src/app/signer";
 import { createNobleBackend } from "../../src/signing/bls/noble";
 import { TempDir } from "../support/cli";
-import { captureSink } from "../support/log-capture";
 import { bytesToHex, hexToBytes, oracleAttestationRoot } from "../support/oracle";
+import { startInProcessSigner } from "../support/signer";
 
 // The example interop keys; their public keys are published (examples/keys/README.md).
 const KEY_0 =
@@ -35,32 +33,21 @@ const EXAMPLE = JSON.parse(readFileSync("examples/sign-attestation.json", "utf8"
 const ATTESTATION_DATA = EXAMPLE.attestation;
 
 const dir = new TempDir();
-const logLines: string[] = [];
+let logLines: string[] = [];
 let signer: RunningSigner;
 let base: string;
 
 beforeAll(async () => {
-  const file = dir.file(
-    "signing.yaml",
-    [
-      "server: {listen_address: 127.0.0.1, listen_port: 0}\nmetrics: {listen_address: 127.0.0.1, listen_port: 0}",
+  const started = await startInProcessSigner(dir, "signing", {
+    yaml: [
       `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
       "antislashing: {backend: noop}",
       `canary_keys: ["${KEY_1}"]`,
-      "",
-    ].join("\n"),
-  );
-  const loaded = loadConfig({ argv: ["-c", file], env: {} });
-  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const filter = parseLogFilter("debug");
-  if (!filter.ok) throw new Error(filter.error);
-  const logger = createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(logLines),
+    ],
+    logLevel: "debug",
   });
-  signer = await startSigner(loaded.config, logger);
+  signer = started.signer;
+  logLines = started.logs;
   base = signer.http.url;
 });
 
