@@ -2,48 +2,31 @@
 // signature checked against the signing root Lodestar computes and an independently made signature.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import { type RunningSigner, startSigner } from "../../src/app/signer";
-import { loadConfig } from "../../src/config/load";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
+import type { RunningSigner } from "../../src/app/signer";
 import { createBlstBackend } from "../../src/signing/bls/blst";
 import { createNobleBackend } from "../../src/signing/bls/noble";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
-import { captureSink } from "../support/log-capture";
 import { hexToBytes } from "../support/oracle";
+import { startInProcessSigner } from "../support/signer";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 const REQUESTS = 400;
 
 const dir = new TempDir();
-const logLines: string[] = [];
+let logLines: string[] = [];
 let signer: RunningSigner;
 
 beforeAll(async () => {
-  const file = dir.file(
-    "pool.yaml",
-    [
-      "server: {listen_address: 127.0.0.1, listen_port: 0}",
-      "metrics: {listen_address: 127.0.0.1, listen_port: 0}",
+  const started = await startInProcessSigner(dir, "pool", {
+    yaml: [
       `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
       "antislashing: {backend: noop}",
       "bls: {workers: 2}",
-      "",
-    ].join("\n"),
-  );
-  const loaded = loadConfig({ argv: ["-c", file], env: {} });
-  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const filter = parseLogFilter("info");
-  if (!filter.ok) throw new Error(filter.error);
-  signer = await startSigner(
-    loaded.config,
-    createLogger({
-      filter: filter.filter,
-      format: "json",
-      color: false,
-      sink: captureSink(logLines),
-    }),
-  );
+    ],
+  });
+  signer = started.signer;
+  logLines = started.logs;
 });
 
 afterAll(async () => {

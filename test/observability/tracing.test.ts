@@ -4,14 +4,12 @@ import { dirname, join, resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 // The OTLP exporter's own protobuf reader: the wire format is decoded by code we did not write.
 import { ProtobufReader } from "@opentelemetry/otlp-transformer/build/src/common/protobuf/protobuf-reader";
-import { type RunningSigner, startSigner } from "../../src/app/signer";
-import { loadConfig } from "../../src/config/load";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
+import type { RunningSigner } from "../../src/app/signer";
 import { createOtlpTracer } from "../../src/observability/otlp";
 import { createTracer, NOOP_TRACER, type OtlpLoader } from "../../src/observability/tracing";
 import { JobLimiter } from "../../src/signing/limiter";
 import { TempDir } from "../support/cli";
-import { captureSink } from "../support/log-capture";
+import { startInProcessSigner } from "../support/signer";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 // --- A real OTLP/gRPC receiver --------------------------------------------------------------
@@ -135,30 +133,18 @@ async function startTracedSigner(): Promise<RunningSigner> {
   const keys = join(dir.path, "keys");
   mkdirSync(keys);
   copyFileSync("examples/keys/interop-0.yaml", join(keys, "interop-0.yaml"));
-  const file = dir.file(
-    "tracing.yaml",
-    [
-      "server: {listen_address: 127.0.0.1, listen_port: 0}",
-      "metrics: {listen_address: 127.0.0.1, listen_port: 0}",
+  const started = await startInProcessSigner(dir, "tracing", {
+    yaml: [
       `key_sources: {filesystem: {paths: ["${keys}"]}}`,
       `antislashing: {backend: sqlite, path: "${join(dir.path, "slashing.sqlite")}"}`,
       `opentelemetry: {enabled: true, endpoint: "${endpoint}", service_name: sigil-test}`,
       "static_auth:",
       `  policies: [{name: vc, rules: [{effect: allow, scopes: [sign], keys: ["${K0}"]}]}]`,
       `  tokens: [{secret: ${TOKEN}, policies: [vc]}]`,
-    ].join("\n"),
-  );
-  const loaded = loadConfig({ argv: ["-c", file], env: {} });
-  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const filter = parseLogFilter("warn");
-  if (!filter.ok) throw new Error(filter.error);
-  const logger = createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(),
+    ],
+    logLevel: "warn",
   });
-  return startSigner(loaded.config, logger, {});
+  return started.signer;
 }
 
 beforeAll(async () => {
