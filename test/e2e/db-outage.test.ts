@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { describe, expect, test } from "bun:test";
 import { ssz } from "@lodestar/types";
-import { type RunningSigil, startSigil, TempDir } from "../support/cli";
+import { type RunningSigil, startSigil } from "../support/cli";
 import { startDynamo } from "../support/dynamodb";
 import { bytesToHex, oracleDomain, oracleSigningRoot } from "../support/oracle";
 import { startPostgres } from "../support/postgres";
@@ -23,6 +21,7 @@ import {
   slashableAmong,
   verifiesAgainstOracle,
 } from "./records";
+import { signerFiles } from "./signer-files";
 
 /**
  * The slashing database goes away while two signers sharing it are under load, and comes back
@@ -38,21 +37,7 @@ const OUTAGE_MS = 1500;
 /** Signatures each signer must return after the database is back. */
 const RECOVERED_PER_PROCESS = 10;
 
-const dir = new TempDir();
-const keysDir = join(dir.path, "keys");
-beforeAll(() => {
-  mkdirSync(keysDir);
-  for (const name of ["interop-0.yaml", "interop-1.yaml"])
-    copyFileSync(join("examples/keys", name), join(keysDir, name));
-});
-afterAll(() => dir.remove());
-
-function config(name: string, antislashing: string): string {
-  return dir.file(
-    `${name}.yaml`,
-    `server: {listen_address: 127.0.0.1, listen_port: 0}\nkey_sources: {filesystem: {paths: ["${keysDir}"]}}\n${antislashing}`,
-  );
-}
+const { dir, config } = signerFiles();
 
 interface Answer {
   message: SignedMessage;

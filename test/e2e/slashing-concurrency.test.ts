@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { type RunningSigil, startSigil, TempDir } from "../support/cli";
+import { describe, expect, test } from "bun:test";
+import { type RunningSigil, startSigil } from "../support/cli";
 import { startDynamo } from "../support/dynamodb";
 import { startPostgres } from "../support/postgres";
 import {
@@ -20,6 +18,7 @@ import {
   slashableAmong,
   verifiesAgainstOracle,
 } from "./records";
+import { signerFiles } from "./signer-files";
 
 /**
  * Conflicting requests for the same validators, all in flight at once, spread over real sigil
@@ -33,21 +32,7 @@ const ROUNDS = 8;
 const PER_KIND = 8;
 const VALIDATORS = INTEROP_KEYS.slice(0, 2);
 
-const dir = new TempDir();
-const keysDir = join(dir.path, "keys");
-beforeAll(() => {
-  mkdirSync(keysDir);
-  for (const name of ["interop-0.yaml", "interop-1.yaml"])
-    copyFileSync(join("examples/keys", name), join(keysDir, name));
-});
-afterAll(() => dir.remove());
-
-function config(name: string, antislashing: string): string {
-  return dir.file(
-    `${name}.yaml`,
-    `server: {listen_address: 127.0.0.1, listen_port: 0}\nkey_sources: {filesystem: {paths: ["${keysDir}"]}}\n${antislashing}`,
-  );
-}
+const { dir, config } = signerFiles();
 
 interface Request {
   pubkey: string;

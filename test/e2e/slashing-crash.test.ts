@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { startSigil, TempDir } from "../support/cli";
+import { describe, expect, test } from "bun:test";
+import { startSigil } from "../support/cli";
 import { startPostgres } from "../support/postgres";
 import {
   attestationRequest,
@@ -18,6 +16,7 @@ import {
   slashableAmong,
   verifiesAgainstOracle,
 } from "./records";
+import { signerFiles } from "./signer-files";
 
 /**
  * SIGKILL a signer again and again, at random moments, while it signs a load that keeps
@@ -32,14 +31,7 @@ const WORKERS = 8;
 const VALIDATORS = INTEROP_KEYS.slice(0, 2);
 const SEED = crashSeed();
 
-const dir = new TempDir();
-const keysDir = join(dir.path, "keys");
-beforeAll(() => {
-  mkdirSync(keysDir);
-  for (const name of ["interop-0.yaml", "interop-1.yaml"])
-    copyFileSync(join("examples/keys", name), join(keysDir, name));
-});
-afterAll(() => dir.remove());
+const { dir, config } = signerFiles();
 
 interface Duty {
   body: unknown;
@@ -155,9 +147,9 @@ async function crashRounds(backend: string, configFile: string, env: Record<stri
 
 describe("SIGKILL under signing load", () => {
   test("sqlite: every returned signature is recorded; none conflict", async () => {
-    const file = dir.file(
-      "crash-sqlite.yaml",
-      `server: {listen_address: 127.0.0.1, listen_port: 0}\nkey_sources: {filesystem: {paths: ["${keysDir}"]}}\nantislashing: {backend: sqlite, path: "${dir.path}/crash.sqlite"}\n`,
+    const file = config(
+      "crash-sqlite",
+      `antislashing: {backend: sqlite, path: "${dir.path}/crash.sqlite"}`,
     );
     await crashRounds("sqlite", file, {});
   }, 120_000);
@@ -165,10 +157,7 @@ describe("SIGKILL under signing load", () => {
   test("postgres: every returned signature is recorded; none conflict", async () => {
     const postgres = await startPostgres();
     try {
-      const file = dir.file(
-        "crash-postgres.yaml",
-        `server: {listen_address: 127.0.0.1, listen_port: 0}\nkey_sources: {filesystem: {paths: ["${keysDir}"]}}\nantislashing: {backend: postgres, pool_size: 4}\n`,
-      );
+      const file = config("crash-postgres", "antislashing: {backend: postgres, pool_size: 4}");
       await crashRounds("postgres", file, { SIGNER_ANTISLASHING__URL: postgres.url });
     } finally {
       await postgres.stop();
