@@ -18,7 +18,7 @@ import { keystoreFailureReason } from "./keystore";
 import { openImportedKeystore } from "./keystore-import";
 import { removeFilesDurably, removeLeftoverTemporaries, writeFileAtomic } from "./persist";
 import { createSemaphore } from "./semaphore";
-import { exportHistory, importHistory } from "./slashing-history";
+import { deleteWithHistory, importHistory } from "./slashing-history";
 
 /** The keystore and password files persist() writes: `<pubkey>.json`, `<pubkey>.password`. */
 const KEY_MANAGER_FILE = /^0x[0-9a-f]{96}\.(json|password)$/;
@@ -106,16 +106,9 @@ export class KeyManagerService {
       this.deps.maxItemsPerRequest,
       "key_manager_api.max_items_per_request",
     );
-    const data: ItemResult<DeleteStatus>[] = [];
-    for (const pubkey of pubkeys)
-      data.push(await this.#lock.run(pubkey, () => this.deleteOne(pubkey)));
-    const history = await exportHistory(this.deps.slashing, pubkeys);
-    for (const [i, pubkey] of pubkeys.entries()) {
-      const item = data[i];
-      if (item?.status === "not_found" && history.withRecords.has(pubkey))
-        data[i] = { status: "not_active" };
-    }
-    return { data, slashing_protection: history.interchange };
+    return deleteWithHistory(this.deps.slashing, pubkeys, (pubkey) =>
+      this.#lock.run(pubkey, () => this.deleteOne(pubkey)),
+    );
   }
 
   private async importOne(

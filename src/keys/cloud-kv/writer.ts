@@ -15,7 +15,7 @@ import { KeyedLock } from "../keyed-lock";
 import { keystoreFailureReason } from "../keystore";
 import { openImportedKeystore } from "../keystore-import";
 import { createSemaphore } from "../semaphore";
-import { exportHistory, importHistory } from "../slashing-history";
+import { deleteWithHistory, importHistory } from "../slashing-history";
 import { sealSecret } from "./sealed-secret";
 import type { CloudKvTable } from "./table";
 
@@ -66,16 +66,9 @@ export class CloudKvWriter {
   ): Promise<{ data: ItemResult<DeleteStatus>[]; slashing_protection: string }> {
     const pubkeys = parseDeleteRequest(body, this.deps.maxItemsPerRequest, LIMIT);
     this.requireMasterKey();
-    const data: ItemResult<DeleteStatus>[] = [];
-    for (const pubkey of pubkeys)
-      data.push(await this.#lock.run(pubkey, () => this.deleteOne(pubkey)));
-    // After the keys left memory and the table: the history handed back is complete.
-    const history = await exportHistory(this.deps.slashing, pubkeys);
-    for (const [i, pubkey] of pubkeys.entries()) {
-      if (data[i]?.status === "not_found" && history.withRecords.has(pubkey))
-        data[i] = { status: "not_active" };
-    }
-    return { data, slashing_protection: history.interchange };
+    return deleteWithHistory(this.deps.slashing, pubkeys, (pubkey) =>
+      this.#lock.run(pubkey, () => this.deleteOne(pubkey)),
+    );
   }
 
   private async importOne(
