@@ -375,15 +375,35 @@ export function postSign(
   headers: Readonly<Record<string, string>>,
   body: string,
 ): Promise<RawResponse> {
-  const url = new URL(`/api/v1/eth2/sign/${pubkey}`, baseUrl);
+  return exactRequest(baseUrl, "POST", `/api/v1/eth2/sign/${pubkey}`, headers, body);
+}
+
+/** GET `path` with exactly `headers` (plus Host). */
+export function getFrom(
+  baseUrl: string,
+  path: string,
+  headers: Readonly<Record<string, string>>,
+): Promise<RawResponse> {
+  return exactRequest(baseUrl, "GET", path, headers);
+}
+
+function exactRequest(
+  baseUrl: string,
+  method: "GET" | "POST",
+  path: string,
+  headers: Readonly<Record<string, string>>,
+  body?: string,
+): Promise<RawResponse> {
+  const url = new URL(path, baseUrl);
+  const length = body === undefined ? {} : { "Content-Length": String(Buffer.byteLength(body)) };
   return new Promise((done, fail) => {
     const req = httpRequest(
       {
         host: url.hostname,
         port: url.port,
         path: url.pathname,
-        method: "POST",
-        headers: { ...headers, "Content-Length": String(Buffer.byteLength(body)) },
+        method,
+        headers: { ...headers, ...length },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -401,41 +421,6 @@ export function postSign(
     );
     req.on("error", fail);
     req.end(body);
-  });
-}
-
-/** GET `path` with exactly `headers` (plus Host). */
-export function getFrom(
-  baseUrl: string,
-  path: string,
-  headers: Readonly<Record<string, string>>,
-): Promise<RawResponse> {
-  const url = new URL(path, baseUrl);
-  return new Promise((done, fail) => {
-    const req = httpRequest(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: "GET",
-        headers: { ...headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => {
-          const contentType = res.headers["content-type"];
-          done({
-            status: res.statusCode ?? 0,
-            contentType: typeof contentType === "string" ? contentType : undefined,
-            body: Buffer.concat(chunks).toString("utf8"),
-          });
-        });
-        res.on("error", fail);
-      },
-    );
-    req.on("error", fail);
-    req.end();
   });
 }
 
