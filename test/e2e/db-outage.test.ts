@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ssz } from "@lodestar/types";
-import { type RunningSigil, startSigil } from "../support/cli";
+import type { RunningSigil } from "../support/cli";
 import { startDynamo } from "../support/dynamodb";
 import { bytesToHex, oracleDomain, oracleSigningRoot } from "../support/oracle";
 import { startPostgres } from "../support/postgres";
@@ -15,7 +15,7 @@ import {
 import { recordFigures } from "./figures";
 import {
   conflictingSignatures,
-  exportRecords,
+  type exportRecords,
   lostRecords,
   type Strategy,
   slashableAmong,
@@ -37,7 +37,7 @@ const OUTAGE_MS = 1500;
 /** Signatures each signer must return after the database is back. */
 const RECOVERED_PER_PROCESS = 10;
 
-const { dir, config } = signerFiles();
+const { withTwoSigners } = signerFiles();
 
 interface Answer {
   message: SignedMessage;
@@ -205,18 +205,15 @@ async function outageUnderLoad(
 describe("slashing database outage under load, two signers", () => {
   test("PostgreSQL stops and comes back: 503 while down, signing resumes, nothing unrecorded", async () => {
     const postgres = await startPostgres();
-    const file = config("postgres", "antislashing: {backend: postgres, pool_size: 4}\n");
-    const env = { SIGNER_ANTISLASHING__URL: postgres.url };
-    const processes = await Promise.all([
-      startSigil(["serve", "-c", file], env),
-      startSigil(["serve", "-c", file], env),
-    ]);
     try {
-      await outageUnderLoad("database outage (postgres)", processes, postgres, "complete", () =>
-        exportRecords(dir.path, file, env),
+      await withTwoSigners(
+        "postgres",
+        "antislashing: {backend: postgres, pool_size: 4}",
+        { SIGNER_ANTISLASHING__URL: postgres.url },
+        (processes, exported) =>
+          outageUnderLoad("database outage (postgres)", processes, postgres, "complete", exported),
       );
     } finally {
-      for (const sigil of processes) expect(await sigil.stop()).toBe(0);
       await postgres.stop();
     }
   }, 120_000);
@@ -224,18 +221,15 @@ describe("slashing database outage under load, two signers", () => {
   test("DynamoDB (dynalite) goes away and comes back: 503 while down, signing resumes, nothing unrecorded", async () => {
     const dynamo = await startDynamo();
     await dynamo.createSlashingTable("sigil-slashing");
-    const file = config("dynamodb", "antislashing: {backend: dynamodb, table: sigil-slashing}\n");
-    const env = dynamo.processEnv;
-    const processes = await Promise.all([
-      startSigil(["serve", "-c", file], env),
-      startSigil(["serve", "-c", file], env),
-    ]);
     try {
-      await outageUnderLoad("database outage (dynamodb)", processes, dynamo, "minimal", () =>
-        exportRecords(dir.path, file, env),
+      await withTwoSigners(
+        "dynamodb",
+        "antislashing: {backend: dynamodb, table: sigil-slashing}",
+        dynamo.processEnv,
+        (processes, exported) =>
+          outageUnderLoad("database outage (dynamodb)", processes, dynamo, "minimal", exported),
       );
     } finally {
-      for (const sigil of processes) expect(await sigil.stop()).toBe(0);
       await dynamo.stop();
     }
   }, 120_000);

@@ -32,7 +32,7 @@ const ROUNDS = 8;
 const PER_KIND = 8;
 const VALIDATORS = INTEROP_KEYS.slice(0, 2);
 
-const { dir, config } = signerFiles();
+const { dir, config, withTwoSigners } = signerFiles();
 
 interface Request {
   pubkey: string;
@@ -150,21 +150,20 @@ describe("conflicting signing requests at once", () => {
 
   test("two processes on one PostgreSQL database: exactly one signature per conflict set", async () => {
     const postgres = await startPostgres();
-    const file = config("postgres", `antislashing: {backend: postgres, pool_size: 4}\n`);
-    const env = { SIGNER_ANTISLASHING__URL: postgres.url };
-    const processes = await Promise.all([
-      startSigil(["serve", "-c", file], env),
-      startSigil(["serve", "-c", file], env),
-    ]);
     try {
-      await conflictingLoad(
-        "conflicting load, two processes (postgres)",
-        processes,
-        "complete",
-        () => exportRecords(dir.path, file, env),
+      await withTwoSigners(
+        "postgres",
+        "antislashing: {backend: postgres, pool_size: 4}",
+        { SIGNER_ANTISLASHING__URL: postgres.url },
+        (processes, exported) =>
+          conflictingLoad(
+            "conflicting load, two processes (postgres)",
+            processes,
+            "complete",
+            exported,
+          ),
       );
     } finally {
-      for (const sigil of processes) expect(await sigil.stop()).toBe(0);
       await postgres.stop();
     }
   }, 60_000);
@@ -172,21 +171,20 @@ describe("conflicting signing requests at once", () => {
   test("two processes on one DynamoDB table: exactly one signature per conflict set", async () => {
     const dynamo = await startDynamo();
     await dynamo.createSlashingTable("sigil-slashing");
-    const file = config("dynamodb", "antislashing: {backend: dynamodb, table: sigil-slashing}\n");
-    const env = dynamo.processEnv;
-    const processes = await Promise.all([
-      startSigil(["serve", "-c", file], env),
-      startSigil(["serve", "-c", file], env),
-    ]);
     try {
-      await conflictingLoad(
-        "conflicting load, two processes (dynamodb)",
-        processes,
-        "minimal",
-        () => exportRecords(dir.path, file, env),
+      await withTwoSigners(
+        "dynamodb",
+        "antislashing: {backend: dynamodb, table: sigil-slashing}",
+        dynamo.processEnv,
+        (processes, exported) =>
+          conflictingLoad(
+            "conflicting load, two processes (dynamodb)",
+            processes,
+            "minimal",
+            exported,
+          ),
       );
     } finally {
-      for (const sigil of processes) expect(await sigil.stop()).toBe(0);
       await dynamo.stop();
     }
   }, 60_000);
