@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { captureSink } from "../../test/support/log-capture";
-import { createLogger, parseLogFilter } from "../observability/log";
+import { testLogger } from "../../test/support/log-capture";
 import { createLooseModeReport, formatMode, isOpenToOthers, LOOSE_FILES_NAMED } from "./file-mode";
 
 describe("isOpenToOthers", () => {
@@ -29,14 +28,7 @@ test("formatMode prints the permission bits as chmod takes them", () => {
 describe("createLooseModeReport", () => {
   function logger() {
     const lines: string[] = [];
-    const filter = parseLogFilter("warn");
-    if (!filter.ok) throw new Error(filter.error);
-    const log = createLogger({
-      filter: filter.filter,
-      format: "json",
-      color: false,
-      sink: captureSink(lines),
-    });
+    const log = testLogger("warn", lines);
     return { log, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
   }
 

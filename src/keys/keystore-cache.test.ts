@@ -22,7 +22,7 @@ import {
   type IKeystore,
 } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
-import { captureSink, registerTestSecret } from "../../test/support/log-capture";
+import { captureSink, registerTestSecret, testLogger } from "../../test/support/log-capture";
 import { loadConfiguredKeys } from "../app/keys";
 import { loadConfig } from "../config/load";
 import { createLogger, parseLogFilter } from "../observability/log";
@@ -130,14 +130,7 @@ interface Loaded {
 
 async function load(dir: string, cachePath?: string): Promise<Loaded> {
   const lines: string[] = [];
-  const parsed = parseLogFilter("debug");
-  if (!parsed.ok) throw new Error(parsed.error);
-  const logger = createLogger({
-    filter: parsed.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(lines),
-  });
+  const logger = testLogger("debug", lines);
   let kdfs = 0;
   let inFlight = 0;
   let maxInFlight = 0;

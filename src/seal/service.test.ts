@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { generateIdentity, identityToRecipient } from "age-encryption";
-import { captureSink } from "../../test/support/log-capture";
+import { testLogger } from "../../test/support/log-capture";
 import { SigilError } from "../errors";
-import { createLogger, parseLogFilter } from "../observability/log";
 import { openSqliteState } from "../state/sqlite";
 import type { SignerStateStore } from "../state/store";
 import { decodeSealRecord, encodeSealRecord } from "./record";
@@ -11,14 +10,7 @@ import { SealService } from "./service";
 import { unwrapWithAge } from "./wrap/age";
 
 const lines: string[] = [];
-const filter = parseLogFilter("info");
-if (!filter.ok) throw new Error(filter.error);
-const logger = createLogger({
-  filter: filter.filter,
-  format: "json",
-  color: false,
-  sink: captureSink(lines),
-});
+const logger = testLogger("info", lines);
 const noKms = () => new KMSClient({ region: "us-east-1" });
 
 let store: SignerStateStore | undefined;

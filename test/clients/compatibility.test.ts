@@ -19,11 +19,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { type RunningSigner, startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { createNobleBackend } from "../../src/signing/bls/noble";
 import { fromHex, toHex } from "../signing/lodestar";
 import { TempDir } from "../support/cli";
-import { captureSink } from "../support/log-capture";
+import { testLogger } from "../support/log-capture";
 import { INTEROP_KEYS } from "../support/slashing";
 import {
   atLeast,
@@ -158,14 +157,7 @@ beforeAll(async () => {
   );
   const loaded = loadConfig({ argv: ["-c", file], env: {} });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const filter = parseLogFilter("info");
-  if (!filter.ok) throw new Error(filter.error);
-  const logger = createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(logLines),
-  });
+  const logger = testLogger("info", logLines);
   signer = await startSigner(loaded.config, logger);
   base = signer.http.url;
 });

@@ -6,9 +6,8 @@ import { requestMeta } from "../../src/http/request-meta";
 import { healthRoutes } from "../../src/http/routes/health";
 import { type RunningHttpServer, startHttpServer } from "../../src/http/server";
 import { HealthRegistry, type HealthReport } from "../../src/observability/health";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { JobLimiter } from "../../src/signing/limiter";
-import { captureSink } from "../support/log-capture";
+import { testLogger } from "../support/log-capture";
 
 const MAX_BODY = 1024;
 const ALLOWED_ORIGIN = "https://dashboard.example";
@@ -47,15 +46,8 @@ interface Harness {
 const harnesses: Harness[] = [];
 
 function start(options: HarnessOptions = {}): Harness {
-  const parsed = parseLogFilter("debug");
-  if (!parsed.ok) throw new Error(parsed.error);
   const logs: string[] = [];
-  const logger = createLogger({
-    filter: parsed.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(logs),
-  });
+  const logger = testLogger("debug", logs);
   const limiter = new JobLimiter({ maxConcurrent: 2, maxQueued: 1, retryAfterSeconds: 2 });
   const gate = Promise.withResolvers<void>();
   const deadlines: AbortSignal[] = [];

@@ -6,10 +6,9 @@ import { join, resolve } from "node:path";
 import { type RunningSigner, startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
 import { ConfigProblemsError } from "../../src/config/problems";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { createNobleBackend } from "../../src/signing/bls/noble";
 import { TempDir } from "../support/cli";
-import { captureSink } from "../support/log-capture";
+import { testLogger } from "../support/log-capture";
 import { hexToBytes } from "../support/oracle";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 import { createTestCa, type TestCa, type TlsIdentity } from "../support/tls";
@@ -30,16 +29,7 @@ interface Pki {
 }
 let pki: Pki;
 
-function logger() {
-  const filter = parseLogFilter("info");
-  if (!filter.ok) throw new Error(filter.error);
-  return createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(logLines),
-  });
-}
+const logger = () => testLogger("info", logLines);
 
 /** A signer with the interop example keys, sqlite slashing protection and `tls` as YAML. */
 async function startWith(name: string, tls: string): Promise<RunningSigner> {

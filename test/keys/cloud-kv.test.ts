@@ -6,21 +6,13 @@ import { syncCloudKvKeys } from "../../src/keys/cloud-kv/loader";
 import { sealSecret } from "../../src/keys/cloud-kv/sealed-secret";
 import { type CloudKvItem, CloudKvTable, SCAN_SEGMENTS } from "../../src/keys/cloud-kv/table";
 import { KeyStore } from "../../src/keys/key-store";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import type { BlsBackend } from "../../src/signing/bls/backend";
 import { loadBlstBackend } from "../../src/signing/bls/select";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
-import { captureSink, registerTestSecret } from "../support/log-capture";
+import { registerTestSecret, testLogger } from "../support/log-capture";
 
 const lines: string[] = [];
-const filter = parseLogFilter("info");
-if (!filter.ok) throw new Error(filter.error);
-const logger = createLogger({
-  filter: filter.filter,
-  format: "json",
-  color: false,
-  sink: captureSink(lines),
-});
+const logger = testLogger("info", lines);
 
 let dynamo: RunningDynamo;
 let bls: BlsBackend;

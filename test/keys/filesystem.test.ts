@@ -14,12 +14,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type FilesystemLoadResult, loadFilesystemKeys } from "../../src/keys/filesystem";
 import { createSemaphore } from "../../src/keys/semaphore";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import type { BlsBackend } from "../../src/signing/bls/backend";
 import { createBlstBackend } from "../../src/signing/bls/blst";
 import { createNobleBackend } from "../../src/signing/bls/noble";
 import { type BlsWorkerPool, createPooledBackend } from "../../src/signing/bls/pool";
-import { captureSink } from "../support/log-capture";
+import { testLogger } from "../support/log-capture";
 
 const CURVE_ORDER = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n;
 const VECTORS = join(import.meta.dir, "../vectors/eip2335-keystores");
@@ -218,14 +217,7 @@ afterAll(() => {
 
 function memoryLogger() {
   const lines: string[] = [];
-  const parsed = parseLogFilter("debug");
-  if (!parsed.ok) throw new Error(parsed.error);
-  const logger = createLogger({
-    filter: parsed.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(lines),
-  });
+  const logger = testLogger("debug", lines);
   const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   return { logger, lines, records };
 }

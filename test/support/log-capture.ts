@@ -4,7 +4,12 @@
 // `npm test` clears the directory before `bun test` and scans it afterwards.
 import { appendFileSync, closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { LogSink } from "../../src/observability/log";
+import {
+  createLogger,
+  type Logger,
+  type LogSink,
+  parseLogFilter,
+} from "../../src/observability/log";
 
 /** The run directory: `.test-logs/` at the repository root, or $SIGIL_TEST_LOG_DIR. */
 export const TEST_LOG_DIR = resolve(
@@ -46,6 +51,18 @@ export function captureSink(lines?: string[]): LogSink {
       appendInProcess(line);
     },
   };
+}
+
+/** A JSON logger at `level` (an EnvFilter directive) writing through captureSink into `lines`. */
+export function testLogger(level: string, lines?: string[]): Logger {
+  const filter = parseLogFilter(level);
+  if (!filter.ok) throw new Error(filter.error);
+  return createLogger({
+    filter: filter.filter,
+    format: "json",
+    color: false,
+    sink: captureSink(lines),
+  });
 }
 
 /**

@@ -3,9 +3,8 @@
 // configuration loaded as `sigil serve -c` loads it, and a JSON logger writing through captureSink.
 import { type RunningSigner, startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import type { TempDir } from "./cli";
-import { captureSink } from "./log-capture";
+import { testLogger } from "./log-capture";
 
 export interface InProcessSigner {
   readonly signer: RunningSigner;
@@ -47,15 +46,8 @@ export async function startInProcessSigner(
   const env = options.env ?? {};
   const loaded = loadConfig({ argv: ["-c", configPath], env });
   if (!loaded.ok) throw new Error(`test configuration invalid: ${JSON.stringify(loaded.problems)}`);
-  const filter = parseLogFilter(options.logLevel ?? "info");
-  if (!filter.ok) throw new Error(filter.error);
   const logs: string[] = [];
-  const logger = createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(logs),
-  });
+  const logger = testLogger(options.logLevel ?? "info", logs);
   const signer = await startSigner(loaded.config, logger, env);
   const port = signer.http.port;
   return {
