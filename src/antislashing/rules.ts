@@ -15,7 +15,8 @@
  * Block (slot S, root R). Facts (`BlockHistory`):
  *   sameSlot  a record with slot = S; if several exist (possible only after importing slashable
  *             data), one whose root is NOT R (or is null) if there is such a record
- *   minSlot   MIN(slot) over the validator's records (the low watermark), null when none
+ *   minSlot   MIN(slot) over the validator's records (the low watermark), null when none; a
+ *             backend hands the validator's floor instead where it has one (ValidatorFloors)
  * Decision, first match wins:
  *   1. sameSlot exists: root = R (non-null) → same_data (nothing inserted); else → double_block_proposal
  *   2. minSlot ≠ null and S <= minSlot → block_slot_below_low_watermark       (EIP-3076 condition 2)
@@ -26,8 +27,8 @@
  *                    source ≠ s or whose root ≠ R (or is null), if there is one
  *   surroundedByNew  any record with source > s AND target < t    (the new vote would surround it)
  *   surroundingNew   any record with source < s AND target > t    (it surrounds the new vote)
- *   minSource        MIN(source) over the validator's records, null when none
- *   minTarget        MIN(target) over the validator's records, null when none
+ *   minSource        MIN(source) over the validator's records, null when none (or its floor)
+ *   minTarget        MIN(target) over the validator's records, null when none (or its floor)
  * Decision, first match wins:
  *   1. s > t → source_after_target (never signable, whatever is stored)
  *   2. sameTarget exists: source = s and root = R (non-null) → same_data; else → double_vote

@@ -62,10 +62,20 @@ export interface InterchangeAttestation {
 /**
  * Low watermarks that hold without a record at them, compared as the lowest record would be: a
  * block slot at or below `blockSlot`, a source epoch below `sourceEpoch`, a target epoch at or below
- * `targetEpoch` is refused. They carry another signer's watermarks over (Web3Signer keeps its low
- * watermarks apart from its records, and they may sit where no record is). The effective watermark
- * is the larger of the floor and the lowest record; a floor never lowers. Not part of EIP-3076:
- * an interchange file has no place for them, and an export carries records only.
+ * `targetEpoch` is refused. They carry another signer's watermarks over: Web3Signer keeps its low
+ * watermarks apart from its records and keeps every record at and above them, and after it prunes
+ * sparse blocks its watermark sits below its oldest record.
+ *
+ * Complete stores: where a validator has a floor, it IS that side's low watermark, in place of
+ * the lowest record. The import that brings it vouches that every message at or above it is among
+ * the records (Web3Signer's own invariant), so a slot between the floor and the oldest record is
+ * signable, as Web3Signer would sign it. Never lower than before: an imported floor is raised to
+ * the watermark the validator had before that import (its floor, else its lowest record); an import
+ * of records without floors raises an existing floor to the lowest record kept (EIP-3076
+ * conditions 2, 4, 5 for what it brought); a prune raises the block and target floors to the
+ * lowest records it keeps.
+ * Minimal stores fold floors into their watermarks. Not part of EIP-3076: an interchange file has
+ * no place for them, and an export carries records only.
  */
 export interface ValidatorFloors {
   readonly blockSlot?: bigint;

@@ -668,7 +668,7 @@ export function slashingConformanceSuite(
         expectOutcome(await store.checkAndInsertBlock(GVR_A, block(V2, 1, root("b", 1))), "new");
       });
 
-      test("raise the watermark above older records; a record above a floor keeps its own", async () => {
+      test("raise the watermark above older records; below a record above the floor, complete stores sign", async () => {
         await store.importInterchange(
           interchange(GVR_A, [
             {
@@ -677,7 +677,12 @@ export function slashingConformanceSuite(
               attestations: [iAtt(3, 5, root(1, 3, 5))],
               floors: FLOORS,
             },
-            { pubkey: V2, blocks: [iBlock(200, root(2, 200))], attestations: [], floors: FLOORS },
+            {
+              pubkey: V2,
+              blocks: [iBlock(200, root(2, 200))],
+              attestations: [iAtt(20, 30, root(2, 20, 30))],
+              floors: FLOORS,
+            },
           ]),
         );
         expectRefused(
@@ -688,9 +693,28 @@ export function slashingConformanceSuite(
           await store.checkAndInsertAttestation(GVR_A, vote(V1, 11, 12, root("a", 11, 12))),
           "attestation_target_below_low_watermark",
         );
+        // Complete: the floor is V2's watermark, and the import vouches for everything above it
+        // (as Web3Signer keeps every record above its low watermark): between the floor and the
+        // oldest record nothing was signed. Minimal: the watermark is the highest record.
+        const gapBlock = await store.checkAndInsertBlock(GVR_A, block(V2, 150, root("b", 150)));
+        const gapVote = await store.checkAndInsertAttestation(
+          GVR_A,
+          vote(V2, 12, 16, root("a", 12, 16)),
+        );
+        if (complete) {
+          expectOutcome(gapBlock, "new");
+          expectOutcome(gapVote, "new");
+        } else {
+          expectRefused(gapBlock, "block_slot_below_low_watermark");
+          expectRefused(gapVote, "attestation_target_below_low_watermark");
+        }
         expectRefused(
-          await store.checkAndInsertBlock(GVR_A, block(V2, 150, root("b", 150))),
+          await store.checkAndInsertBlock(GVR_A, block(V2, 99, root("b", 99))),
           "block_slot_below_low_watermark",
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V2, 9, 40, root("a", 9, 40))),
+          pick("surrounding_vote", "attestation_source_below_low_watermark"),
         );
         expectOutcome(
           await store.checkAndInsertBlock(GVR_A, block(V2, 201, root("b", 201))),
@@ -749,6 +773,67 @@ export function slashingConformanceSuite(
             "new",
           );
         }
+      });
+
+      test("never lower the watermark a validator already had from its records", async () => {
+        expectOutcome(
+          await store.checkAndInsertBlock(GVR_A, block(V1, 300, root("b", 300))),
+          "new",
+        );
+        expectOutcome(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 30, 31, root("a", 30, 31))),
+          "new",
+        );
+        await store.importInterchange(
+          interchange(GVR_A, [{ pubkey: V1, blocks: [], attestations: [], floors: FLOORS }]),
+        );
+        expectRefused(
+          await store.checkAndInsertBlock(GVR_A, block(V1, 200, root("b", 200))),
+          "block_slot_below_low_watermark",
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 20, 25, root("a", 20, 25))),
+          pick("attestation_source_below_low_watermark", "attestation_target_below_low_watermark"),
+        );
+        expectOutcome(
+          await store.checkAndInsertBlock(GVR_A, block(V1, 301, root("b", 301))),
+          "new",
+        );
+      });
+
+      test("records imported later without floors hold the floor at their oldest (EIP-3076 2, 4, 5)", async () => {
+        const withFloors = (pk: typeof V1) => ({
+          pubkey: pk,
+          blocks: [iBlock(200, root(pk, 200))],
+          attestations: [iAtt(20, 30, root(pk, 20, 30))],
+          floors: FLOORS,
+        });
+        await store.importInterchange(interchange(GVR_A, [withFloors(V2), withFloors(V3)]));
+        // V3's later import: another signer's records, which vouch for nothing below them.
+        await store.importInterchange(
+          interchange(GVR_A, [{ pubkey: V3, blocks: [iBlock(400)], attestations: [iAtt(40, 41)] }]),
+        );
+        const v2Block = await store.checkAndInsertBlock(GVR_A, block(V2, 150, root("b", 150)));
+        const v2Vote = await store.checkAndInsertAttestation(
+          GVR_A,
+          vote(V2, 12, 16, root("a", 12, 16)),
+        );
+        if (complete) {
+          expectOutcome(v2Block, "new");
+          expectOutcome(v2Vote, "new");
+        }
+        expectRefused(
+          await store.checkAndInsertBlock(GVR_A, block(V3, 150, root("b", 150))),
+          "block_slot_below_low_watermark",
+        );
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V3, 12, 16, root("a", 12, 16))),
+          pick("attestation_source_below_low_watermark", "attestation_target_below_low_watermark"),
+        );
+        // Between the two imports' records V3 signs as it did before (EIP-3076 allows it).
+        const between = await store.checkAndInsertBlock(GVR_A, block(V3, 300, root("b", 300)));
+        if (complete) expectOutcome(between, "new");
+        else expectRefused(between, "block_slot_below_low_watermark");
       });
 
       test("a target floor alone, or a source floor alone, refuses only its own side", async () => {

@@ -542,6 +542,34 @@ describe("migrations", () => {
     expect(await block(again, pubkey(1), 1n, 1)).toEqual({ outcome: "same_data" });
   });
 
+  test("upgrading from schema 3 changes no decision: a floor below the oldest record rises to it", async () => {
+    const { store, url } = await fresh();
+    const pk = pubkey(9);
+    await store.importInterchange(
+      interchange([
+        {
+          pubkey: pk,
+          blocks: [{ slot: 200n, signingRoot: root(1) }],
+          attestations: [{ sourceEpoch: 20n, targetEpoch: 30n, signingRoot: root(2) }],
+          floors: { blockSlot: 99n, sourceEpoch: 10n, targetEpoch: 14n },
+        },
+      ]),
+    );
+    await store.close();
+    // The same rows in a schema 3 database, where the lowest record was the watermark.
+    await admin(url)`DELETE FROM sigil_schema_version WHERE version = 4`;
+    const upgraded = await open(url);
+    expect(await block(upgraded, pk, 150n, 3)).toMatchObject({
+      outcome: "refused",
+      reason: "block_slot_below_low_watermark",
+    });
+    expect(await vote(upgraded, pk, 12n, 16n, 4)).toMatchObject({
+      outcome: "refused",
+      reason: "attestation_source_below_low_watermark",
+    });
+    expect(await block(upgraded, pk, 201n, 5)).toEqual({ outcome: "new" });
+  });
+
   test("a database with a newer schema version is refused and left alone", async () => {
     const { url } = await fresh();
     const sql = admin(url);

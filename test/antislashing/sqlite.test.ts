@@ -72,6 +72,42 @@ describe("sqlite backend specifics", () => {
     await expect(openSqliteStore(path)).rejects.toBeInstanceOf(SqliteSchemaError);
   });
 
+  test("upgrading from schema 3 changes no decision: a floor below the oldest record rises to it", async () => {
+    const path = freshPath();
+    const pk = pubkey(9);
+    const store = await openSqliteStore(path);
+    await store.importInterchange(
+      interchange(GVR_A, [
+        {
+          pubkey: pk,
+          blocks: [iBlock(200, root(200))],
+          attestations: [iAtt(20, 30, root(20, 30))],
+          floors: { blockSlot: 99n, sourceEpoch: 10n, targetEpoch: 14n },
+        },
+      ]),
+    );
+    await store.close();
+    // A schema 3 database holding the same rows: there the lowest record was the watermark.
+    const db = new Database(path);
+    db.run("UPDATE schema_version SET version = 3");
+    db.close();
+    const upgraded = await openSqliteStore(path);
+    try {
+      expect(await upgraded.checkAndInsertBlock(GVR_A, block(pk, 150, root("b")))).toMatchObject({
+        outcome: "refused",
+        reason: "block_slot_below_low_watermark",
+      });
+      expect(
+        await upgraded.checkAndInsertAttestation(GVR_A, vote(pk, 12, 16, root("a"))),
+      ).toMatchObject({ outcome: "refused", reason: "attestation_source_below_low_watermark" });
+      expect(await upgraded.checkAndInsertBlock(GVR_A, block(pk, 201, root("b")))).toEqual({
+        outcome: "new",
+      });
+    } finally {
+      await upgraded.close();
+    }
+  });
+
   test("two connections on one file never both record conflicting messages", async () => {
     const path = freshPath();
     const a = await openSqliteStore(path);

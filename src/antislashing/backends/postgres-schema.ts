@@ -514,16 +514,12 @@ BEGIN
 END $$;
 `;
 
-// Floors take part in the rules (ValidatorFloors in store.ts). An import may carry low watermarks
-// that hold without a record at them (Web3Signer's, after its pruning): they are kept in the
-// validator's floors, a new source_floor among them, and the check functions compare against the
-// larger of the lowest record and the floor. A pruning floor always has a record at it, so for
-// pruning no decision changes; an imported floor may have none, and then the import's skip of
-// attestations below target_floor (V2) skips nothing, as the MAX() it needs is NULL.
-const V3 = /* sql */ `
-ALTER TABLE sigil_validators ADD COLUMN source_floor sigil_u64;
-
-CREATE OR REPLACE FUNCTION sigil_check_and_insert_block(p_gvr bytea, p_pubkey bytea, p_slot numeric,
+/**
+ * The check-and-insert functions, whose low watermark per side is the one thing V3 and V4 differ
+ * in: `block` must set low_watermark, `attestation` must select into v_min_source, v_min_target.
+ */
+function checkFunctions(lowWatermark: { block: string; attestation: string }): string {
+  return /* sql */ `CREATE OR REPLACE FUNCTION sigil_check_and_insert_block(p_gvr bytea, p_pubkey bytea, p_slot numeric,
   p_root bytea, OUT outcome text, OUT reason text, OUT other_root bytea,
   OUT low_watermark numeric, OUT recorded_gvr bytea)
 LANGUAGE plpgsql AS $$
@@ -564,8 +560,7 @@ BEGIN
         END IF;
         RETURN;
       END IF;
-      -- greatest() ignores NULLs: the floor alone, the lowest record alone, or the larger.
-      SELECT greatest(min(b.slot), v_floor) INTO low_watermark
+${lowWatermark.block}
         FROM sigil_signed_blocks b WHERE b.validator_id = v_id;
       IF low_watermark IS NOT NULL AND p_slot <= low_watermark THEN
         outcome := 'refused';
@@ -679,7 +674,7 @@ BEGIN
         END IF;
         RETURN;
       END IF;
-      SELECT greatest(min(a.source_epoch), v_source_floor), greatest(min(a.target_epoch), v_target_floor)
+${lowWatermark.attestation}
         INTO v_min_source, v_min_target
         FROM sigil_signed_attestations a WHERE a.validator_id = v_id;
       IF v_min_source IS NOT NULL AND p_source < v_min_source THEN
@@ -724,6 +719,98 @@ BEGIN
   END LOOP;
 END $$;
 `;
+}
+
+// Floors take part in the rules (ValidatorFloors in store.ts). An import may carry low watermarks
+// that hold without a record at them (Web3Signer's, after its pruning): they are kept in the
+// validator's floors, a new source_floor among them, and the check functions compare against the
+// larger of the lowest record and the floor. A pruning floor always has a record at it, so for
+// pruning no decision changes; an imported floor may have none, and then the import's skip of
+// attestations below target_floor (V2) skips nothing, as the MAX() it needs is NULL.
+const V3 =
+  /* sql */ `
+ALTER TABLE sigil_validators ADD COLUMN source_floor sigil_u64;
+
+` +
+  checkFunctions({
+    block: `      -- greatest() ignores NULLs: the floor alone, the lowest record alone, or the larger.
+      SELECT greatest(min(b.slot), v_floor) INTO low_watermark`,
+    attestation: `      SELECT greatest(min(a.source_epoch), v_source_floor), greatest(min(a.target_epoch), v_target_floor)`,
+  });
+
+// A floor is the low watermark where a validator has one, in place of the lowest record
+// (ValidatorFloors in store.ts): an import that carries floors (Web3Signer's low watermarks) vouches
+// that every message at or above them is recorded, as Web3Signer's own pruning keeps it. First,
+// every existing floor rises to the larger of itself and the lowest record, the watermark V3
+// used, so the upgrade changes no decision. Imports go through sigil_import_validator_with_floors, which keeps an
+// imported floor from lowering the watermark the validator had and raises an existing floor to
+// the lowest record kept when the import brings none. The same rules as the sqlite backend.
+const V4 =
+  /* sql */ `
+UPDATE sigil_validators v SET block_floor = greatest(v.block_floor,
+    (SELECT min(b.slot) FROM sigil_signed_blocks b WHERE b.validator_id = v.id))
+  WHERE v.block_floor IS NOT NULL;
+UPDATE sigil_validators v SET
+    source_floor = CASE WHEN v.source_floor IS NULL THEN NULL ELSE greatest(v.source_floor,
+      (SELECT min(a.source_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id)) END,
+    target_floor = CASE WHEN v.target_floor IS NULL THEN NULL ELSE greatest(v.target_floor,
+      (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id)) END
+  WHERE v.source_floor IS NOT NULL OR v.target_floor IS NOT NULL;
+
+` +
+  checkFunctions({
+    block: `      -- The floor where there is one, else the lowest record (ValidatorFloors in store.ts).
+      SELECT coalesce(v_floor, min(b.slot)) INTO low_watermark`,
+    attestation: `      SELECT coalesce(v_source_floor, min(a.source_epoch)), coalesce(v_target_floor, min(a.target_epoch))`,
+  }) +
+  /* sql */ `
+CREATE OR REPLACE FUNCTION sigil_import_validator_with_floors(p_pubkey bytea,
+  p_slots text[], p_block_roots text[],
+  p_sources text[], p_targets text[], p_attestation_roots text[],
+  p_block_floor numeric, p_source_floor numeric, p_target_floor numeric,
+  OUT blocks bigint, OUT attestations bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+  v_block_before numeric;
+  v_source_before numeric;
+  v_target_before numeric;
+BEGIN
+  IF p_pubkey IS NULL OR octet_length(p_pubkey) <> 48 THEN
+    RAISE EXCEPTION 'public key must be 48 bytes' USING ERRCODE = '22023';
+  END IF;
+  INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey) ON CONFLICT (pubkey) DO NOTHING;
+  -- The watermark the validator has before this import: its floor, else its lowest record.
+  SELECT v.id,
+      coalesce(v.block_floor,
+        (SELECT min(b.slot) FROM sigil_signed_blocks b WHERE b.validator_id = v.id)),
+      coalesce(v.source_floor,
+        (SELECT min(a.source_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id)),
+      coalesce(v.target_floor,
+        (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id))
+    INTO v_id, v_block_before, v_source_before, v_target_before
+    FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+  SELECT i.blocks, i.attestations INTO blocks, attestations
+    FROM sigil_import_validator(p_pubkey, p_slots, p_block_roots, p_sources, p_targets,
+      p_attestation_roots) i;
+  -- After the records (none of them is skipped by its own import's floors). greatest() skips
+  -- NULLs; a CASE without a match is NULL: no floor imported and none before stays none.
+  UPDATE sigil_validators v SET
+    block_floor = CASE
+      WHEN p_block_floor IS NOT NULL THEN greatest(p_block_floor, v_block_before)
+      WHEN v.block_floor IS NOT NULL THEN greatest(v.block_floor,
+        (SELECT min(b.slot) FROM sigil_signed_blocks b WHERE b.validator_id = v_id)) END,
+    source_floor = CASE
+      WHEN p_source_floor IS NOT NULL THEN greatest(p_source_floor, v_source_before)
+      WHEN v.source_floor IS NOT NULL THEN greatest(v.source_floor,
+        (SELECT min(a.source_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v_id)) END,
+    target_floor = CASE
+      WHEN p_target_floor IS NOT NULL THEN greatest(p_target_floor, v_target_before)
+      WHEN v.target_floor IS NOT NULL THEN greatest(v.target_floor,
+        (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v_id)) END
+    WHERE v.id = v_id;
+END $$;
+`;
 
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: "EIP-3076 complete history, check-and-insert functions", sql: V1 },
@@ -736,6 +823,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     description: "source floor; floors take part in the low-watermark rules (imported watermarks)",
     sql: V3,
+  },
+  {
+    version: 4,
+    description: "a floor is the low watermark, in place of the lowest record",
+    sql: V4,
   },
 ];
 

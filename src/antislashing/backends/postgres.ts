@@ -280,25 +280,17 @@ class PostgresStore implements SlashingStore {
         const pubkey = pubkeyBytes(validator.pubkey);
         const blocks = validator.blocks.map((b) => importedBlock(b));
         const attestations = validator.attestations.map((a) => importedAttestation(a));
+        // Records and floors in one call, under the validator's lock (postgres-schema.ts, V4).
+        const floors = importedFloors(validator);
         await tx`
-          SELECT blocks, attestations FROM sigil_import_validator(
+          SELECT blocks, attestations FROM sigil_import_validator_with_floors(
             ${pubkey},
             ${blocks.map((b) => b.slot)}::text[],
             ${blocks.map((b) => b.root)}::text[],
             ${attestations.map((a) => a.source)}::text[],
             ${attestations.map((a) => a.target)}::text[],
-            ${attestations.map((a) => a.root)}::text[])`;
-        const floors = importedFloors(validator);
-        if (floors !== null) {
-          // The validator's row is locked by sigil_import_validator; greatest() skips NULLs, so
-          // floors only rise and an absent one leaves the column as it is.
-          await tx`
-            UPDATE sigil_validators SET
-              block_floor = greatest(block_floor, ${floors.block}::numeric),
-              source_floor = greatest(source_floor, ${floors.source}::numeric),
-              target_floor = greatest(target_floor, ${floors.target}::numeric)
-            WHERE pubkey = ${pubkey}`;
-        }
+            ${attestations.map((a) => a.root)}::text[],
+            ${floors.block}::numeric, ${floors.source}::numeric, ${floors.target}::numeric)`;
         report.validators += 1;
         report.blocks += blocks.length;
         report.attestations += attestations.length;
@@ -390,19 +382,19 @@ function importedBlock(block: InterchangeBlock): { slot: string; root: string | 
   };
 }
 
-function importedFloors(
-  validator: InterchangeValidator,
-): { block: string | null; source: string | null; target: string | null } | null {
+function importedFloors(validator: InterchangeValidator): {
+  block: string | null;
+  source: string | null;
+  target: string | null;
+} {
   const floors = validator.floors;
-  if (floors === undefined) return null;
   const text = (value: bigint | undefined, what: string) =>
     value === undefined ? null : uint64(value, what);
-  const result = {
-    block: text(floors.blockSlot, "block slot floor"),
-    source: text(floors.sourceEpoch, "source epoch floor"),
-    target: text(floors.targetEpoch, "target epoch floor"),
+  return {
+    block: text(floors?.blockSlot, "block slot floor"),
+    source: text(floors?.sourceEpoch, "source epoch floor"),
+    target: text(floors?.targetEpoch, "target epoch floor"),
   };
-  return result.block === null && result.source === null && result.target === null ? null : result;
 }
 
 function importedAttestation(attestation: InterchangeAttestation): {

@@ -30,14 +30,16 @@
  * missing root) are skipped, so re-importing a file changes nothing.
  *   Pruned validators: records below the floors that `prune` recorded are skipped (see `prune`),
  * so that importing an old file again cannot lower the low watermarks and re-open what was pruned.
- *   Floors (block_floor, source_floor, target_floor) also take part in the rules: the low
- * watermarks handed to rules.ts are the larger of the lowest record and the floor. A pruning floor
- * has a record at it, so for pruning this changes no decision; an import may carry floors without
- * records (ValidatorFloors in store.ts: Web3Signer's low watermarks), raised after its records.
+ *   Floors (block_floor, source_floor, target_floor) take part in the rules: where a validator
+ * has one, it is the low watermark handed to rules.ts in place of the lowest record (ValidatorFloors
+ * in store.ts). A prune sets them at the lowest record it keeps, so for pruning this changes no
+ * decision. An import may carry them (Web3Signer's low watermarks), raised after its records and
+ * never below the watermark the validator had; an import without them raises an existing floor
+ * to the lowest record kept.
  *   Slashable data: imported records are kept as they are, even when slashable with respect to
  * each other or to the database (two roots for one slot, surround votes, no root). The complete
  * rules then refuse every new message that conflicts with any of them, and conditions 2, 4, 5 use
- * the minimum over everything kept. This is the "import successfully" option of the interchange
+ * the minimum over everything kept (or the floor, see above). This is the "import successfully" option of the interchange
  * tests; with it all 38 files pass under `should_succeed_complete`, including the 21 steps flagged
  * `contains_slashable_data`. Nothing is minified: the export gives back every record.
  *
@@ -157,6 +159,27 @@ const MIGRATIONS: readonly Migration[] = [
       "ALTER TABLE validators ADD COLUMN source_floor INTEGER",
     ],
   },
+  {
+    version: 4,
+    description: "a floor is the low watermark, in place of the lowest record",
+    sql: [
+      // Until v3 the watermark was the larger of floor and lowest record; from v4 a floor alone
+      // is (ValidatorFloors in store.ts). Raising every floor to that larger value first means an
+      // upgrade changes no decision: only an import made afterwards can leave a floor below the
+      // lowest record.
+      `UPDATE validators SET block_floor = max(block_floor, coalesce(
+         (SELECT MIN(slot) FROM signed_blocks WHERE validator_id = validators.id), block_floor))
+       WHERE block_floor IS NOT NULL`,
+      `UPDATE validators SET source_floor = max(source_floor, coalesce(
+         (SELECT MIN(source_epoch) FROM signed_attestations WHERE validator_id = validators.id),
+         source_floor))
+       WHERE source_floor IS NOT NULL`,
+      `UPDATE validators SET target_floor = max(target_floor, coalesce(
+         (SELECT MIN(target_epoch) FROM signed_attestations WHERE validator_id = validators.id),
+         target_floor))
+       WHERE target_floor IS NOT NULL`,
+    ],
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
@@ -202,10 +225,10 @@ function asBigint(value: unknown): bigint | null {
   throw new Error(`sqlite: expected an integer, got ${typeof value}`);
 }
 
-/** The effective low watermark: the larger of the lowest record and the floor (both encoded). */
+/** The low watermark (both encoded): the floor when there is one, else the lowest record. */
 function watermark(lowestRecord: unknown, floor: unknown): bigint | null {
-  const known = [asBigint(lowestRecord), asBigint(floor)].filter((v): v is bigint => v !== null);
-  return known.length === 0 ? null : dec(known.reduce((a, b) => (a > b ? a : b)));
+  const effective = asBigint(floor) ?? asBigint(lowestRecord);
+  return effective === null ? null : dec(effective);
 }
 
 function encFloor(value: bigint | undefined): bigint | null {
@@ -539,6 +562,21 @@ class SqliteSlashingStore implements SlashingStore {
         db.run(
           `INSERT INTO validators (pubkey) SELECT pubkey FROM ${stage}_v WHERE true ON CONFLICT (pubkey) DO NOTHING`,
         );
+        // Before the records: an imported floor never lowers the watermark the validator has now
+        // (its floor, else its lowest record). Scalar max() is NULL when an argument is: a
+        // validator without an imported floor keeps NULL here.
+        db.run(
+          `UPDATE ${stage}_v SET
+             block_floor = max(block_floor, coalesce((SELECT coalesce(v.block_floor,
+               (SELECT MIN(b.slot) FROM signed_blocks b WHERE b.validator_id = v.id))
+               FROM validators v WHERE v.pubkey = ${stage}_v.pubkey), block_floor)),
+             source_floor = max(source_floor, coalesce((SELECT coalesce(v.source_floor,
+               (SELECT MIN(a.source_epoch) FROM signed_attestations a WHERE a.validator_id = v.id))
+               FROM validators v WHERE v.pubkey = ${stage}_v.pubkey), source_floor)),
+             target_floor = max(target_floor, coalesce((SELECT coalesce(v.target_floor,
+               (SELECT MIN(a.target_epoch) FROM signed_attestations a WHERE a.validator_id = v.id))
+               FROM validators v WHERE v.pubkey = ${stage}_v.pubkey), target_floor))`,
+        );
         db.run(
           `INSERT INTO signed_blocks (validator_id, slot, signing_root)
            SELECT DISTINCT v.id, s.slot, s.signing_root
@@ -559,17 +597,25 @@ class SqliteSlashingStore implements SlashingStore {
                                          WHERE k.validator_id = v.id AND k.target_epoch = v.target_floor)
                  ) IS NOT TRUE`,
         );
-        // After the records, so that none of this import's records falls below its own floors.
-        // Floors only rise (scalar max() is NULL when either side is: hence the coalesces).
+        // After the records, so that none of this import's records is skipped by its own floors.
+        // An imported floor (raised above) becomes the validator's. Without one, an existing
+        // floor rises to the lowest record now kept: records imported with no floor vouch for
+        // nothing below them, so EIP-3076 conditions 2, 4, 5 hold for them (ValidatorFloors).
+        // Floors only rise; scalar max() is NULL when an argument is, hence the coalesces.
         db.run(
           `UPDATE validators SET
-             block_floor = max(coalesce(block_floor, f.b), coalesce(f.b, block_floor)),
-             source_floor = max(coalesce(source_floor, f.s), coalesce(f.s, source_floor)),
-             target_floor = max(coalesce(target_floor, f.t), coalesce(f.t, target_floor))
+             block_floor = CASE WHEN f.b IS NOT NULL THEN max(f.b, coalesce(block_floor, f.b))
+               ELSE max(block_floor, coalesce((SELECT MIN(slot) FROM signed_blocks
+                 WHERE validator_id = validators.id), block_floor)) END,
+             source_floor = CASE WHEN f.s IS NOT NULL THEN max(f.s, coalesce(source_floor, f.s))
+               ELSE max(source_floor, coalesce((SELECT MIN(source_epoch) FROM signed_attestations
+                 WHERE validator_id = validators.id), source_floor)) END,
+             target_floor = CASE WHEN f.t IS NOT NULL THEN max(f.t, coalesce(target_floor, f.t))
+               ELSE max(target_floor, coalesce((SELECT MIN(target_epoch) FROM signed_attestations
+                 WHERE validator_id = validators.id), target_floor)) END
            FROM (SELECT pubkey, max(block_floor) AS b, max(source_floor) AS s, max(target_floor) AS t
                  FROM ${stage}_v GROUP BY pubkey) f
-           WHERE validators.pubkey = f.pubkey
-             AND (f.b IS NOT NULL OR f.s IS NOT NULL OR f.t IS NOT NULL)`,
+           WHERE validators.pubkey = f.pubkey`,
         );
       }).immediate();
     } finally {
@@ -676,7 +722,9 @@ class SqliteSlashingStore implements SlashingStore {
    * Pruned sources are <= every kept source, so these floors keep that invariant: every skipped
    * or pruned attestation has a source <= the floor record's. A floor raised by an import may have
    * no record at it: then no attestation is skipped (the MAX() is NULL), only blocks below it,
-   * which its own rule refuses anyway.
+   * which its own rule refuses anyway. An imported source floor below the lowest kept source
+   * stays where it is: a vote with a source below every kept one and a target above target_floor
+   * surrounds the record at target_floor (rule 3), so nothing deleted is re-opened.
    */
   async prune(epochs: bigint): Promise<{ blocks: number; attestations: number }> {
     this.assertOpen();
