@@ -95,11 +95,25 @@ function knownNetwork(config: Config): { name: string; genesisValidatorsRoot: st
   return root === undefined ? undefined : { name: config.network, genesisValidatorsRoot: root };
 }
 
+/** Legacy validators named one by one before the rest are only counted. */
+const UNVOUCHED_NAMED = 20;
+
 function warnings(report: MigrationReport): string[] {
   const out = report.disabled.map(
     (pubkey) =>
       `validator ${pubkey} is disabled in Web3Signer: its history is migrated, and sigil signs for it once its key is loaded`,
   );
+  const named = report.unvouched.slice(0, UNVOUCHED_NAMED);
+  for (const pubkey of named) {
+    out.push(
+      `validator ${pubkey} has Web3Signer records but no low watermark (legacy data): sigil refuses messages older than its oldest record (EIP-3076), which Web3Signer would sign`,
+    );
+  }
+  if (report.unvouched.length > named.length) {
+    out.push(
+      `${report.unvouched.length - named.length} more validators have legacy records without a low watermark (the same applies)`,
+    );
+  }
   if (report.droppedHighWatermark !== null) {
     out.push(
       `Web3Signer's high watermark (${describeHigh(report.droppedHighWatermark)}) is not migrated: sigil signs beyond it`,

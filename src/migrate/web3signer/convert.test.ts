@@ -3,6 +3,7 @@ import {
   floorsOf,
   toInterchangeValidator,
   uint64Column,
+  unvouchedHistory,
   type Web3SignerValidator,
 } from "./convert";
 
@@ -70,6 +71,51 @@ describe("Web3Signer validator → interchange validator", () => {
     expect(converted.floors).toBeUndefined();
     expect(converted.blocks.every((b) => b.signingRoot === ROOT)).toBe(true);
     expect(converted.attestations.filter((a) => a.signingRoot === ROOT)).toHaveLength(3);
+  });
+});
+
+describe("legacy history: records with no watermark to vouch for what is older", () => {
+  const v = (
+    lowWatermark: Web3SignerValidator["lowWatermark"],
+    blocks: bigint[],
+    attestations: [bigint, bigint][],
+  ): Web3SignerValidator => ({
+    pubkey: PUBKEY,
+    enabled: true,
+    lowWatermark,
+    blocks: blocks.map((slot) => ({ slot })),
+    attestations: attestations.map(([sourceEpoch, targetEpoch]) => ({ sourceEpoch, targetEpoch })),
+  });
+  const mark = (slot: bigint | null, source: bigint | null, target: bigint | null) => ({
+    slot,
+    sourceEpoch: source,
+    targetEpoch: target,
+  });
+
+  test("a side with records above 0 and no watermark above 0 is unvouched", () => {
+    expect(unvouchedHistory(v(null, [8n], []))).toBe(true);
+    expect(unvouchedHistory(v(null, [], [[3n, 4n]]))).toBe(true);
+    expect(unvouchedHistory(v(mark(5n, null, null), [8n], [[3n, 4n]]))).toBe(true);
+    expect(unvouchedHistory(v(mark(null, 2n, 3n), [8n], [[3n, 4n]]))).toBe(true);
+    expect(unvouchedHistory(v(mark(0n, 0n, 0n), [3n], [[0n, 1n]]))).toBe(true);
+  });
+
+  test("watermarks on every recorded side, no records, or records from 0 are not", () => {
+    expect(unvouchedHistory(v(mark(5n, 2n, 3n), [8n], [[3n, 4n]]))).toBe(false);
+    expect(unvouchedHistory(v(mark(5n, null, null), [8n], []))).toBe(false);
+    expect(unvouchedHistory(v(null, [], []))).toBe(false);
+    expect(
+      unvouchedHistory(
+        v(
+          mark(0n, 0n, 0n),
+          [0n, 3n],
+          [
+            [0n, 0n],
+            [1n, 2n],
+          ],
+        ),
+      ),
+    ).toBe(false);
   });
 });
 

@@ -9,9 +9,9 @@
  * targets and "below" for sources (rules.ts), so the watermark becomes floors one below it for
  * slot and target and equal to it for the source (ValidatorFloors in the store); with every
  * record migrated as well (below the watermark without its root, see toInterchangeValidator),
- * sigil refuses whatever Web3Signer refuses by watermark, double vote or surround. It refuses
- * more in one place: a message older than the validator's oldest record but not below
- * Web3Signer's watermark, which sigil's EIP-3076 rules refuse (docs/migrate-web3signer.md).
+ * sigil refuses whatever Web3Signer refuses by watermark, double vote or surround, and signs what
+ * it signs: a floor is the validator's watermark in sigil too, also where Web3Signer's pruning left
+ * it below the oldest record it kept. It refuses more in one place, `unvouchedHistory` below.
  */
 import { isUint64 } from "../../antislashing/encoding";
 import type {
@@ -82,6 +82,26 @@ export function toInterchangeValidator(validator: Web3SignerValidator): Intercha
     ),
     ...(floors === undefined ? {} : { floors }),
   };
+}
+
+/**
+ * Whether Web3Signer would sign messages older than the validator's oldest record that sigil
+ * refuses: a side (blocks, attestations) with records above 0 and no watermark above 0 to vouch
+ * for the history below them. Web3Signer sets a watermark with the first record it writes, so this
+ * is legacy data from before it kept watermarks (2020) for a side not signed since. Without a
+ * floor sigil applies EIP-3076 conditions 2, 4, 5: nothing older than the oldest record.
+ */
+export function unvouchedHistory(validator: Web3SignerValidator): boolean {
+  const floors = floorsOf(validator.lowWatermark);
+  const lowest = (values: readonly bigint[]) =>
+    values.reduce<bigint | null>((low, v) => (low === null || v < low ? v : low), null);
+  const above0 = (value: bigint | null) => value !== null && value > 0n;
+  const { blocks, attestations } = validator;
+  return (
+    (floors?.blockSlot === undefined && above0(lowest(blocks.map((b) => b.slot)))) ||
+    (floors?.sourceEpoch === undefined && above0(lowest(attestations.map((a) => a.sourceEpoch)))) ||
+    (floors?.targetEpoch === undefined && above0(lowest(attestations.map((a) => a.targetEpoch))))
+  );
 }
 
 export function hasHighWatermark(high: Web3SignerHighWatermark | null): boolean {

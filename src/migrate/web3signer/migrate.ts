@@ -17,6 +17,7 @@ import {
   floorsOf,
   hasHighWatermark,
   toInterchangeValidator,
+  unvouchedHistory,
   type Web3SignerHighWatermark,
 } from "./convert";
 import type { Web3SignerSnapshot } from "./reader";
@@ -47,6 +48,8 @@ export interface MigrationReport {
   readonly watermarks: number;
   /** Disabled in Web3Signer; sigil signs for them once their keys are loaded. */
   readonly disabled: readonly PubkeyHex[];
+  /** Legacy records without a watermark: sigil refuses what is older (unvouchedHistory). */
+  readonly unvouched: readonly PubkeyHex[];
   /** The high watermark the operator chose to leave behind, if any. */
   readonly droppedHighWatermark: Web3SignerHighWatermark | null;
   readonly dryRun: boolean;
@@ -99,6 +102,7 @@ export async function migrateWeb3Signer(
 
   const counts = { validators: 0, blocks: 0, attestations: 0, watermarks: 0 };
   const disabled: PubkeyHex[] = [];
+  const unvouched: PubkeyHex[] = [];
   const source: InterchangeSource = {
     metadata: { interchange_format_version: "5", genesis_validators_root: gvr },
     async *validators(): AsyncGenerator<InterchangeValidator> {
@@ -108,6 +112,7 @@ export async function migrateWeb3Signer(
         counts.attestations += validator.attestations.length;
         if (floorsOf(validator.lowWatermark) !== undefined) counts.watermarks += 1;
         if (!validator.enabled) disabled.push(validator.pubkey);
+        if (unvouchedHistory(validator)) unvouched.push(validator.pubkey);
         yield toInterchangeValidator(validator);
       }
     },
@@ -131,6 +136,7 @@ export async function migrateWeb3Signer(
     databaseVersion: snapshot.databaseVersion,
     ...counts,
     disabled,
+    unvouched,
     droppedHighWatermark: hasHighWatermark(high) ? high : null,
     dryRun: options.dryRun,
   };
