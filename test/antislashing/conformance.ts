@@ -631,6 +631,27 @@ export function slashingConformanceSuite(
     describe("floors (imported low watermarks without records)", () => {
       const FLOORS = { blockSlot: 99n, sourceEpoch: 10n, targetEpoch: 14n };
 
+      /**
+       * For a validator imported with FLOORS, a block at 200 and a vote (20, 30): complete stores
+       * sign between the floor and the oldest record, since the import vouched for everything
+       * above the floor (as Web3Signer keeps every record above its low watermark); minimal ones
+       * keep the highest record as the watermark.
+       */
+      async function expectGapSignable(pk: string): Promise<void> {
+        const gapBlock = await store.checkAndInsertBlock(GVR_A, block(pk, 150, root("b", 150)));
+        const gapVote = await store.checkAndInsertAttestation(
+          GVR_A,
+          vote(pk, 12, 16, root("a", 12, 16)),
+        );
+        if (complete) {
+          expectOutcome(gapBlock, "new");
+          expectOutcome(gapVote, "new");
+        } else {
+          expectRefused(gapBlock, "block_slot_below_low_watermark");
+          expectRefused(gapVote, "attestation_target_below_low_watermark");
+        }
+      }
+
       test("refuse at or below themselves, as the lowest record would, and nothing above", async () => {
         await store.importInterchange(
           interchange(GVR_A, [{ pubkey: V1, blocks: [], attestations: [], floors: FLOORS }]),
@@ -693,21 +714,7 @@ export function slashingConformanceSuite(
           await store.checkAndInsertAttestation(GVR_A, vote(V1, 11, 12, root("a", 11, 12))),
           "attestation_target_below_low_watermark",
         );
-        // Complete: the floor is V2's watermark, and the import vouches for everything above it
-        // (as Web3Signer keeps every record above its low watermark): between the floor and the
-        // oldest record nothing was signed. Minimal: the watermark is the highest record.
-        const gapBlock = await store.checkAndInsertBlock(GVR_A, block(V2, 150, root("b", 150)));
-        const gapVote = await store.checkAndInsertAttestation(
-          GVR_A,
-          vote(V2, 12, 16, root("a", 12, 16)),
-        );
-        if (complete) {
-          expectOutcome(gapBlock, "new");
-          expectOutcome(gapVote, "new");
-        } else {
-          expectRefused(gapBlock, "block_slot_below_low_watermark");
-          expectRefused(gapVote, "attestation_target_below_low_watermark");
-        }
+        await expectGapSignable(V2);
         expectRefused(
           await store.checkAndInsertBlock(GVR_A, block(V2, 99, root("b", 99))),
           "block_slot_below_low_watermark",
@@ -813,15 +820,7 @@ export function slashingConformanceSuite(
         await store.importInterchange(
           interchange(GVR_A, [{ pubkey: V3, blocks: [iBlock(400)], attestations: [iAtt(40, 41)] }]),
         );
-        const v2Block = await store.checkAndInsertBlock(GVR_A, block(V2, 150, root("b", 150)));
-        const v2Vote = await store.checkAndInsertAttestation(
-          GVR_A,
-          vote(V2, 12, 16, root("a", 12, 16)),
-        );
-        if (complete) {
-          expectOutcome(v2Block, "new");
-          expectOutcome(v2Vote, "new");
-        }
+        await expectGapSignable(V2);
         expectRefused(
           await store.checkAndInsertBlock(GVR_A, block(V3, 150, root("b", 150))),
           "block_slot_below_low_watermark",
