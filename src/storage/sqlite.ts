@@ -6,12 +6,20 @@ export interface DurableSqliteOptions {
   /** Read INTEGER columns as bigint (uint64 values must not lose precision). */
   safeIntegers?: boolean;
   foreignKeys?: boolean;
+  /**
+   * FULL (default) fsyncs the WAL inside every COMMIT. NORMAL leaves that fsync to the caller, who
+   * must then make a commit durable itself before acting on it (the slashing store: wal-sync.ts).
+   */
+  synchronous?: "FULL" | "NORMAL";
 }
 
 /**
  * Opens (creating if needed, mode 0600) a database whose committed writes must survive a crash
- * or power loss: WAL, synchronous=FULL, and a busy timeout so that a second process waits for the
- * write lock instead of failing. ":memory:" (tests) skips the file-only steps.
+ * or power loss: WAL, synchronous=FULL unless the caller syncs the WAL itself (`synchronous`), and
+ * a busy timeout so that a second process waits for the write lock instead of failing. In WAL mode
+ * both settings fsync the WAL before and the database after every checkpoint, so a checkpoint never
+ * loses a commit; they differ only in whether COMMIT itself waits for an fsync. ":memory:" (tests)
+ * skips the file-only steps.
  */
 export function openDurableSqlite(path: string, options: DurableSqliteOptions = {}): Database {
   const inMemory = path === ":memory:" || path === "";
@@ -31,7 +39,7 @@ export function openDurableSqlite(path: string, options: DurableSqliteOptions = 
         throw new Error(`could not switch ${path} to WAL mode (got ${String(mode?.journal_mode)})`);
       }
     }
-    db.run("PRAGMA synchronous = FULL");
+    db.run(`PRAGMA synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
     if (options.foreignKeys) db.run("PRAGMA foreign_keys = ON");
   } catch (error) {
     db.close(false);

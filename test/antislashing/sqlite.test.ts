@@ -27,7 +27,7 @@ interchangeVectorSuite("sqlite", openFresh, { strategy: "complete" });
 slashingPropertySuite("sqlite", openFresh, { strategy: "complete" });
 
 describe("sqlite backend specifics", () => {
-  test("WAL, synchronous=FULL, owner-only file, schema version recorded", async () => {
+  test("WAL, owner-only file, schema version recorded", async () => {
     const path = freshPath();
     const store = await openSqliteStore(path);
     await store.close();

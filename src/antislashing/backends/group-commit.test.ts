@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { GroupCommit, MAX_GROUP_COMMIT } from "./group-commit";
+import { type Durability, GroupCommit, MAX_GROUP_COMMIT } from "./group-commit";
 
 function counterDb(): Database {
   const db = new Database(":memory:");
@@ -71,12 +71,96 @@ describe("sqlite group commit", () => {
     expect(count(db)).toBe(total);
   });
 
-  test("flush() runs pending checks at once (used on close)", async () => {
+  test("flush() commits pending checks at once", async () => {
     const db = counterDb();
     const commits = new GroupCommit<number>(db);
     const pending = commits.submit(() => db.run("INSERT INTO marks (n) VALUES (7)").changes);
     commits.flush();
     expect(count(db)).toBe(1);
+    expect(await pending).toBe(1);
+  });
+
+  test("no check settles before the barrier asked for after its commit; refusals included", async () => {
+    const db = counterDb();
+    const barriers: { committedRows: number; inTransaction: boolean; done: () => void }[] = [];
+    const durability: Durability = {
+      assertHealthy: () => {},
+      barrier: () =>
+        new Promise<void>((resolve) =>
+          barriers.push({
+            committedRows: count(db),
+            inTransaction: db.inTransaction,
+            done: resolve,
+          }),
+        ),
+    };
+    const commits = new GroupCommit<string>(db, durability);
+    const settled: string[] = [];
+    const submit = (n: number) =>
+      commits
+        .submit(() => {
+          if (n === 2) throw new Error("refused");
+          db.run("INSERT INTO marks (n) VALUES (?)", [n]);
+          return `new ${n}`;
+        })
+        .then(
+          (d) => settled.push(d),
+          (e: Error) => settled.push(e.message),
+        );
+    const all = [submit(1), submit(2), submit(3)];
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(barriers).toHaveLength(1);
+    // Asked for after the COMMIT: outside the transaction, both records already committed.
+    expect(barriers[0]).toMatchObject({ committedRows: 2, inTransaction: false });
+    expect(settled).toEqual([]);
+    barriers[0]?.done();
+    await Promise.all(all);
+    expect(settled).toEqual(["new 1", "refused", "new 3"]);
+  });
+
+  test("a failed barrier rejects its whole batch; an unhealthy disk rejects before committing", async () => {
+    const db = counterDb();
+    let healthy = true;
+    const durability: Durability = {
+      assertHealthy: () => {
+        if (!healthy) throw new Error("disk failed");
+      },
+      barrier: async () => {
+        healthy = false;
+        throw new Error("disk failed");
+      },
+    };
+    const commits = new GroupCommit<number>(db, durability);
+    const first = await Promise.allSettled([
+      commits.submit(() => db.run("INSERT INTO marks (n) VALUES (1)").changes),
+      commits.submit(() => db.run("INSERT INTO marks (n) VALUES (2)").changes),
+    ]);
+    expect(first.map((o) => o.status)).toEqual(["rejected", "rejected"]);
+    expect(count(db)).toBe(2); // committed, never confirmed: they can only refuse more
+    await expect(
+      commits.submit(() => db.run("INSERT INTO marks (n) VALUES (3)").changes),
+    ).rejects.toThrow("disk failed");
+    expect(count(db)).toBe(2);
+  });
+
+  test("drain() commits what is pending and waits for its barrier (used on close)", async () => {
+    const db = counterDb();
+    const barrier = Promise.withResolvers<void>();
+    const commits = new GroupCommit<number>(db, {
+      assertHealthy: () => {},
+      barrier: () => barrier.promise,
+    });
+    const pending = commits.submit(() => db.run("INSERT INTO marks (n) VALUES (7)").changes);
+    let drained = false;
+    const draining = commits.drain().then(() => {
+      drained = true;
+    });
+    expect(count(db)).toBe(1);
+    await new Promise((r) => setImmediate(r));
+    expect(drained).toBe(false);
+    barrier.resolve();
+    await draining;
     expect(await pending).toBe(1);
   });
 });

@@ -3,13 +3,29 @@ import type { Database } from "bun:sqlite";
 /** Most checks one commit may carry: bounds how long the event loop is held by one batch. */
 export const MAX_GROUP_COMMIT = 256;
 
+/** What makes a commit durable after it returned (wal-sync.ts); a no-op without a file. */
+export interface Durability {
+  /** Resolves once everything committed before the call is on disk. */
+  barrier(): Promise<void>;
+  /** Throws once the disk has failed a sync: no later commit can be made durable. */
+  assertHealthy(): void;
+}
+
+const IN_MEMORY: Durability = { barrier: async () => {}, assertHealthy: () => {} };
+
+type Outcome<T> = { ok: true; decision: T } | { ok: false; error: unknown };
+
 /**
- * Group commit. bun:sqlite is synchronous, so every commit's fsync (synchronous = FULL) blocks the
- * event loop; one fsync per check caps a busy signer at the disk's fsync rate. Checks submitted
- * while the loop was busy are run together at the next turn: ONE immediate transaction, each check
- * in its own savepoint (a failing check rolls back alone and rejects alone), in arrival order, so
- * each sees the records inserted by the checks before it — exactly as if they had run one by one.
- * Nothing resolves before the commit: a signature still never leaves before its record is durable.
+ * Group commit. Checks submitted while the event loop was busy are run together at the next
+ * turn: ONE immediate transaction, each check in its own savepoint (a failing check rolls back
+ * alone and rejects alone), in arrival order, so each sees the records inserted by the checks
+ * before it — exactly as if they had run one by one. bun:sqlite is synchronous, so the
+ * transaction holds the event loop; the database runs with synchronous = NORMAL, so COMMIT does
+ * not fsync and that hold is short. The fsync comes after, off the loop: no check of the batch
+ * settles (new, same_data or refused alike: a same_data or a refusal may rest on a record another
+ * batch or process wrote and nobody has synced yet) before the durability barrier asked for after
+ * the commit. A signature still never leaves before its record, and every record its decision
+ * read, are on disk. Batches committed while one sync is in flight share the next one.
  */
 export class GroupCommit<T> {
   private pending: {
@@ -18,8 +34,13 @@ export class GroupCommit<T> {
     reject: (e: unknown) => void;
   }[] = [];
   private scheduled = false;
+  /** Batches committed whose barrier has not settled yet. */
+  private readonly settling = new Set<Promise<void>>();
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly durability: Durability = IN_MEMORY,
+  ) {}
 
   submit(run: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -31,13 +52,14 @@ export class GroupCommit<T> {
     });
   }
 
-  /** Runs everything pending now (also called on close). */
+  /** Commits everything pending now; each batch settles once its barrier has. */
   flush(): void {
     this.scheduled = false;
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, MAX_GROUP_COMMIT);
-      const outcomes: ({ ok: true; decision: T } | { ok: false; error: unknown })[] = [];
+      const outcomes: Outcome<T>[] = [];
       try {
+        this.durability.assertHealthy();
         this.db
           .transaction(() => {
             for (const item of batch) {
@@ -55,11 +77,26 @@ export class GroupCommit<T> {
         for (const item of batch) item.reject(error);
         continue;
       }
-      batch.forEach((item, i) => {
-        const outcome = outcomes[i];
-        if (outcome?.ok) item.resolve(outcome.decision);
-        else item.reject(outcome?.error);
-      });
+      const settled = this.durability.barrier().then(
+        () =>
+          batch.forEach((item, i) => {
+            const outcome = outcomes[i];
+            if (outcome?.ok) item.resolve(outcome.decision);
+            else item.reject(outcome?.error);
+          }),
+        // Not durable: refuse (the records stay, which only ever refuses more).
+        (error: unknown) => {
+          for (const item of batch) item.reject(error);
+        },
+      );
+      this.settling.add(settled);
+      settled.then(() => this.settling.delete(settled));
     }
+  }
+
+  /** Commits everything pending and waits until every committed batch has settled (close). */
+  async drain(): Promise<void> {
+    this.flush();
+    await Promise.all([...this.settling]);
   }
 }

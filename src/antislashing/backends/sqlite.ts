@@ -1,21 +1,25 @@
 /**
  * SQLite slashing protection (bun:sqlite): the EIP-3076 COMPLETE strategy, one process per file.
  *
- * Durability. journal_mode = WAL and synchronous = FULL. In WAL mode `NORMAL` only syncs the WAL at
- * checkpoints: a commit survives a process crash but not a power loss or kernel panic, so after a
- * reboot the database could have "forgotten" a message whose signature was already returned — and
- * sign a conflicting one. `FULL` fsyncs the WAL on every commit, before checkAndInsert resolves and
- * hence before the signature leaves the process. Cost: one fsync per check (well under 1 ms on an
- * SSD with a write cache, a few ms on spinning disks).
+ * Durability. journal_mode = WAL and synchronous = NORMAL, plus our own sync. NORMAL alone only
+ * syncs the WAL at checkpoints: a commit survives a process crash but not a power loss or kernel
+ * panic, so after a reboot the database could have "forgotten" a message whose signature was
+ * already returned — and sign a conflicting one. `FULL` would fsync the WAL inside every COMMIT,
+ * and bun:sqlite would hold the event loop for it. Instead, no check resolves (and no import
+ * returns) before an fdatasync of the -wal file that started after its commit has succeeded; it
+ * runs on the thread pool, and one serves every batch committed before it started (wal-sync.ts,
+ * which also says why a failed sync stops all signing). So a signature still never leaves the
+ * process before its record is on disk, and the loop keeps serving requests meanwhile.
  *
  * Atomicity. Every check runs inside ONE `BEGIN IMMEDIATE` transaction: genesis validators root
  * check/store, the rule query (rules.ts), and the insert. Checks that arrive while the event loop
- * is busy share that transaction, each in its own savepoint, and one fsync (group-commit.ts). IMMEDIATE takes the write lock up front, so two
- * processes on one file serialise instead of both reading "no conflict". busy_timeout makes a
- * blocked check wait (bun:sqlite is synchronous: the event loop waits too — transactions are
- * microseconds, so this only matters when another process holds the lock) and then fail (the
- * signer refuses to sign). Within a process, calls run one after the other: each transaction runs
- * synchronously, without an await inside.
+ * is busy share that transaction, each in its own savepoint (group-commit.ts). IMMEDIATE takes the
+ * write lock up front, so two processes on one file serialise instead of both reading "no
+ * conflict". busy_timeout makes a blocked check wait (bun:sqlite is synchronous: the event loop
+ * waits too — transactions are microseconds, so this only matters when another process holds the
+ * lock) and then fail (the signer refuses to sign). Within a process, calls run one after the
+ * other: each transaction runs synchronously, without an await inside; only the durability
+ * barrier is awaited, after the commit.
  *
  * uint64. SQLite integers are signed 64-bit. Slots and epochs are stored as `value - 2^63`, which
  * maps [0, 2^64) onto [-2^63, 2^63) preserving order, so comparisons, MIN() and the indexes work on
@@ -81,10 +85,13 @@ import {
   type SlashingStore,
 } from "../store";
 import { GroupCommit } from "./group-commit";
+import { openWalSync, type SyncWal, type WalSync } from "./wal-sync";
 
 export interface SqliteStoreOptions {
   /** How long a check waits for another process's write lock before failing. Default 5000 ms. */
   readonly busyTimeoutMs?: number;
+  /** The sync of the -wal file behind the durability barrier (tests). Default: fdatasync. */
+  readonly syncWal?: SyncWal;
 }
 
 /** The database was written by a newer sigil (or is not a sigil database). */
@@ -250,11 +257,14 @@ class SqliteSlashingStore implements SlashingStore {
   private gvr: Uint8Array | null = null;
   private closed = false;
 
-  /** Checks arriving together share one transaction and one fsync (see GroupCommit). */
+  /** Checks arriving together share one transaction and one WAL sync (see GroupCommit). */
   private readonly commits: GroupCommit<Decision>;
 
-  constructor(private readonly db: Database) {
-    this.commits = new GroupCommit<Decision>(db);
+  constructor(
+    private readonly db: Database,
+    protected readonly durability: WalSync,
+  ) {
+    this.commits = new GroupCommit<Decision>(db, durability);
   }
 
   private assertOpen(): void {
@@ -810,16 +820,39 @@ class SqliteSlashingStore implements SlashingStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // Checks already accepted are decided and committed before the file closes.
-    this.commits.flush();
-    this.db.close(false);
+    // Checks already accepted are decided, committed and synced (or rejected) before the file closes.
+    try {
+      await this.commits.drain();
+      await this.durability.close();
+    } finally {
+      this.db.close(false);
+    }
+  }
+}
+
+/**
+ * An import resolves only once its records are durable: they stand for signatures made elsewhere,
+ * and the keys it comes with become active as soon as it returns. The health check fails once the
+ * WAL could not be synced (wal-sync.ts).
+ */
+class DurableSqliteSlashingStore extends SqliteSlashingStore {
+  override async importInterchange(source: InterchangeSource): Promise<ImportReport> {
+    const report = await super.importInterchange(source);
+    await this.durability.barrier();
+    return report;
+  }
+
+  override async ping(): Promise<void> {
+    this.durability.assertHealthy();
+    await super.ping();
   }
 }
 
 /**
  * Opens (creating if needed) a slashing protection database at `path` (":memory:" for tests):
- * WAL, synchronous=FULL, foreign keys, busy timeout, then pending schema migrations. Refuses a
- * database whose schema version is newer than this build knows (SqliteSchemaError).
+ * WAL, synchronous=NORMAL with the durability barrier (see the module comment), foreign keys, busy
+ * timeout, then pending schema migrations. Refuses a database whose schema version is newer than
+ * this build knows (SqliteSchemaError).
  */
 export async function openSqliteStore(
   path: string,
@@ -829,12 +862,15 @@ export async function openSqliteStore(
     busyTimeoutMs: options.busyTimeoutMs,
     safeIntegers: true,
     foreignKeys: true,
+    synchronous: "NORMAL",
   });
+  let durability: WalSync;
   try {
     migrate(db);
+    durability = openWalSync(db, options.syncWal);
   } catch (error) {
     db.close(false);
     throw error;
   }
-  return new SqliteSlashingStore(db);
+  return new DurableSqliteSlashingStore(db, durability);
 }

@@ -1,0 +1,154 @@
+import type { Database } from "bun:sqlite";
+import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
+import type { Durability } from "./group-commit";
+
+/**
+ * Durability of a `synchronous = NORMAL` WAL database, off the event loop. COMMIT then only
+ * write()s its frames to the -wal file; this module makes them durable before anyone acts on them.
+ * barrier() resolves once an fdatasync of the -wal file that STARTED after the call has succeeded.
+ * Such a sync covers every frame written before it, by any connection of any process (the page
+ * cache and fdatasync belong to the file, not to a descriptor), so one sync serves every batch
+ * committed before it started. Barriers coalesce: at most one sync is in flight; a barrier asked
+ * for meanwhile joins the next one, which starts when the current one ends (N concurrent batches
+ * cost about two syncs). node:fs fdatasync runs on Bun's thread pool, not on the event loop
+ * (test/antislashing/sqlite-durability.test.ts catches it in another thread).
+ *
+ * Why a second descriptor on the -wal file is sound:
+ * - Locks. SQLite locks the database file (a connection in WAL mode holds SHARED for its whole
+ *   life) and the -shm file, never the -wal file. Closing a descriptor drops the process's POSIX
+ *   locks on that file only, so closing ours costs SQLite nothing.
+ * - Same file for the store's life. Only the last connection to close deletes the -wal file, and
+ *   it must first take an EXCLUSIVE lock that our connection's SHARED lock denies. A checkpoint
+ *   that restarts the WAL (frames written again from the start) or truncates it
+ *   (wal_checkpoint(TRUNCATE), from any process) keeps the inode. A sync finding the file
+ *   unlinked anyway fails (nlink check) instead of proving nothing.
+ * - Restarts. The WAL is only rewritten from the start once every frame has been checkpointed,
+ *   and a NORMAL checkpoint fsyncs the WAL before copying and the database file after: a frame
+ *   overwritten before our sync reached it was already durable in the database file. (Another
+ *   process checkpointing with synchronous = OFF would void this, as it would with FULL.)
+ * - Existence. The file exists once the connection has read the database in WAL mode; it is
+ *   opened after such a read. Its path is the one SQLite resolved (symlinks followed), read back
+ *   from PRAGMA database_list. ":memory:" has no WAL: the barrier is a no-op.
+ *
+ * Checkpoints stay on the event loop: SQLite's automatic checkpoint runs inside the COMMIT that
+ * fills the WAL to 1,000 pages, with an fsync of the WAL (cheap: the barriers have synced it) and
+ * one of the database file. Measured on the benchmark VM with attestations for 1,000 validators:
+ * 1.1–1.2 WAL pages per check, so about once a second at 900 checks/s, each making that one
+ * commit 2–3 ms longer — within the spread of ordinary commits there. Taking it off the loop would
+ * need a second connection in a worker running PASSIVE checkpoints; under steady load those rarely
+ * catch up with the writer (the WAL restarts only once all of it is checkpointed), so SQLite's own
+ * checkpoint would still be needed as a backstop. A larger wal_autocheckpoint (10,000) made the
+ * stalls rarer but longer in a quick trial. Worth revisiting if a slow disk shows them in the p99.
+ *
+ * A failed sync poisons the store: that batch and every later one reject (the signer refuses to
+ * sign) and the health check fails, until sigil is restarted. Not just its own batch: Linux
+ * reports a writeback error once per open file and leaves the pages clean and unwritten, so a
+ * later fdatasync succeeds without the lost frames reaching the disk. Those frames' commits are
+ * already visible (a later check may answer same_data from them), and after a power cut recovery
+ * stops at the first missing frame, dropping every later commit too. With synchronous = FULL,
+ * SQLite would instead have failed that COMMIT and reused its frames. After such an error, check
+ * the disk and reboot the host before signing again: a restarted process would read the unwritten
+ * frames back from the page cache and trust them.
+ */
+export interface WalSync extends Durability {
+  /** Waits for the sync in flight, then closes the -wal descriptor. */
+  close(): Promise<void>;
+}
+
+/** The IO edge: makes the -wal file behind `fd` durable. */
+export type SyncWal = (fd: number) => Promise<void>;
+
+export const fdatasyncWal: SyncWal = (fd) =>
+  new Promise<void>((resolve, reject) => {
+    fdatasync(fd, (error) => {
+      if (error) reject(error);
+      else if (fstatSync(fd).nlink === 0) reject(new Error("the -wal file was deleted while open"));
+      else resolve();
+    });
+  });
+
+const NO_FILE: WalSync = {
+  barrier: async () => {},
+  assertHealthy: () => {},
+  close: async () => {},
+};
+
+/** The connection's WAL, kept open until close(); a no-op for a database without a file. */
+export function openWalSync(db: Database, syncWal: SyncWal = fdatasyncWal): WalSync {
+  const files = db.query("PRAGMA database_list").all() as { name: string; file: string }[];
+  const file = files.find((d) => d.name === "main")?.file ?? "";
+  if (file === "") return NO_FILE;
+  const mode = db.query("PRAGMA journal_mode").get() as { journal_mode: string } | null;
+  if (mode?.journal_mode !== "wal") throw new Error(`${file} is not in WAL mode`);
+  db.query("SELECT count(*) FROM sqlite_master").get(); // a read in WAL mode creates the -wal file
+  const fd = openSync(`${file}-wal`, "r");
+  const syncs = new CoalescingSync(() => syncWal(fd));
+  return {
+    barrier: () => syncs.wait(),
+    assertHealthy: () => syncs.assertHealthy(),
+    close: async () => {
+      await syncs.close();
+      closeSync(fd);
+    },
+  };
+}
+
+export class WalSyncError extends Error {
+  override readonly name = "WalSyncError";
+}
+
+const ignore = () => {};
+
+/** At most one `sync` in flight; wait() resolves with the first one that starts after the call. */
+export class CoalescingSync {
+  private running: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+  private failure: WalSyncError | null = null;
+
+  constructor(private readonly sync: () => Promise<void>) {}
+
+  wait(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.queued) return this.queued;
+    if (!this.running) return this.start();
+    const queued = this.running.then(ignore, ignore).then(() => {
+      this.queued = null;
+      return this.start();
+    });
+    this.queued = queued;
+    return queued;
+  }
+
+  assertHealthy(): void {
+    if (this.failure) throw this.failure;
+  }
+
+  /** Lets the syncs asked for finish; later waits fail. */
+  async close(): Promise<void> {
+    while (this.running || this.queued) await Promise.allSettled([this.running, this.queued]);
+    this.failure ??= new WalSyncError("the slashing protection database is closed");
+  }
+
+  private start(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    let run: Promise<void>;
+    try {
+      run = this.sync();
+    } catch (error) {
+      run = Promise.reject(error);
+    }
+    run = run.catch((error: unknown) => {
+      this.failure ??= new WalSyncError(
+        `the slashing protection database could not be synced to disk (${String(error)}); ` +
+          "refusing to sign: check the disk and reboot the host before starting sigil again",
+      );
+      throw this.failure;
+    });
+    this.running = run;
+    const clear = () => {
+      if (this.running === run) this.running = null;
+    };
+    run.then(clear, clear);
+    return run;
+  }
+}
