@@ -262,7 +262,7 @@ class SqliteSlashingStore implements SlashingStore {
 
   constructor(
     private readonly db: Database,
-    protected readonly durability: WalSync,
+    private readonly durability: WalSync,
   ) {
     this.commits = new GroupCommit<Decision>(db, durability);
   }
@@ -634,6 +634,9 @@ class SqliteSlashingStore implements SlashingStore {
           db.run(`DROP TABLE IF EXISTS temp.${stage}_${suffix}`);
       }
     }
+    // Its records stand for signatures made elsewhere, and the keys it comes with become active
+    // as soon as it returns: durable first.
+    await this.durability.barrier();
     return report;
   }
 
@@ -812,8 +815,10 @@ class SqliteSlashingStore implements SlashingStore {
     return removed;
   }
 
+  /** Also fails once the WAL could not be synced (wal-sync.ts): the store stops signing. */
   async ping(): Promise<void> {
     this.assertOpen();
+    this.durability.assertHealthy();
     this.db.query("SELECT 1").get();
   }
 
@@ -827,24 +832,6 @@ class SqliteSlashingStore implements SlashingStore {
     } finally {
       this.db.close(false);
     }
-  }
-}
-
-/**
- * An import resolves only once its records are durable: they stand for signatures made elsewhere,
- * and the keys it comes with become active as soon as it returns. The health check fails once the
- * WAL could not be synced (wal-sync.ts).
- */
-class DurableSqliteSlashingStore extends SqliteSlashingStore {
-  override async importInterchange(source: InterchangeSource): Promise<ImportReport> {
-    const report = await super.importInterchange(source);
-    await this.durability.barrier();
-    return report;
-  }
-
-  override async ping(): Promise<void> {
-    this.durability.assertHealthy();
-    await super.ping();
   }
 }
 
@@ -872,5 +859,5 @@ export async function openSqliteStore(
     db.close(false);
     throw error;
   }
-  return new DurableSqliteSlashingStore(db, durability);
+  return new SqliteSlashingStore(db, durability);
 }
