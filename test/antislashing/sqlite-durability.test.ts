@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
 import { fdatasyncWal, type SyncWal } from "../../src/antislashing/backends/wal-sync";
 import { TempDir } from "../support/cli";
+import { settledFlags, turns } from "../support/settle";
 import { block, GVR_A, iBlock, interchange, pubkey, root, vote } from "./support";
 
 /**
@@ -29,26 +30,6 @@ const dir = new TempDir();
 let counter = 0;
 const freshPath = () => join(dir.path, `durability-${++counter}.sqlite`);
 afterAll(() => dir.remove());
-
-/** Lets the callbacks queued so far run (the group commit flushes on setImmediate). */
-const turns = async (n = 5) => {
-  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
-};
-
-function flagsOf(promises: Promise<unknown>[]): string[] {
-  const flags = promises.map(() => "pending");
-  for (const [i, p] of promises.entries()) {
-    p.then(
-      () => {
-        flags[i] = "resolved";
-      },
-      () => {
-        flags[i] = "rejected";
-      },
-    );
-  }
-  return flags;
-}
 
 /** Blocks committed in the file, as another connection sees them. */
 function committedBlocks(path: string): number {
@@ -89,7 +70,7 @@ describe("sqlite durability barrier", () => {
         store.checkAndInsertBlock(GVR_A, block(pk, 10, root("conflicts with a"))),
         store.checkAndInsertBlock(GVR_A, block(pk, 11, root("d"))),
       ];
-      const flags = flagsOf([a, ...later]);
+      const flags = settledFlags([a, ...later]);
       await turns();
       expect(committedBlocks(path)).toBe(2); // their batch is committed...
       expect(calls).toHaveLength(1); // ...but only one sync is ever in flight
@@ -189,7 +170,7 @@ describe("sqlite durability barrier", () => {
       const importing = store.importInterchange(
         interchange(GVR_A, [{ pubkey: pk, blocks: [iBlock(30, root("i"))], attestations: [] }]),
       );
-      const flags = flagsOf([importing]);
+      const flags = settledFlags([importing]);
       for (let i = 0; i < 1000 && calls.length === 0; i++) await turns(1);
       expect(calls).toHaveLength(1);
       expect(calls[0]?.blocksAtStart).toBe(1);
@@ -208,13 +189,13 @@ describe("sqlite durability barrier", () => {
     });
     try {
       const check = store.checkAndInsertBlock(GVR_A, block(pubkey(4), 1, root("slow")));
-      const [flag] = flagsOf([check]);
+      const [flag] = settledFlags([check]);
       const seen: string[] = [];
       await new Promise((r) => setImmediate(r));
       seen.push(`immediate: ${flag}`);
       await new Promise((r) => setTimeout(r, 10));
       await store.ping(); // the database is free meanwhile
-      seen.push(`timer and ping: ${flagsOf([check])[0]}`);
+      seen.push(`timer and ping: ${settledFlags([check])[0]}`);
       expect(await check).toEqual({ outcome: "new" });
       expect(seen).toEqual(["immediate: pending", "timer and ping: pending"]);
     } finally {

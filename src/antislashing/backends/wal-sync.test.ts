@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import { settledFlags, turns } from "../../../test/support/settle";
 import { CoalescingSync, openWalSync, WalSyncError } from "./wal-sync";
 
 /** A sync the test finishes by hand; `started` counts the calls. */
@@ -13,26 +14,6 @@ function manualSync() {
       return call.promise;
     },
   };
-}
-
-/** Lets every callback queued so far run (timers and I/O included). */
-const turns = async (n = 5) => {
-  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
-};
-
-function settledFlags(promises: Promise<unknown>[]) {
-  const flags = promises.map(() => "pending" as "pending" | "resolved" | "rejected");
-  for (const [i, p] of promises.entries()) {
-    p.then(
-      () => {
-        flags[i] = "resolved";
-      },
-      () => {
-        flags[i] = "rejected";
-      },
-    );
-  }
-  return flags;
 }
 
 describe("coalescing WAL sync", () => {
