@@ -1,9 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { ssz } from "@lodestar/types";
 import type { RunningSigil } from "../support/cli";
-import { startDynamo } from "../support/dynamodb";
 import { bytesToHex, oracleDomain, oracleSigningRoot } from "../support/oracle";
-import { startPostgres } from "../support/postgres";
 import {
   attestationRequest,
   blockRequest,
@@ -21,7 +19,7 @@ import {
   slashableAmong,
   verifiesAgainstOracle,
 } from "./records";
-import { signerFiles } from "./signer-files";
+import { type PausableDatabase, signerFiles } from "./signer-files";
 
 /**
  * The slashing database goes away while two signers sharing it are under load, and comes back
@@ -37,7 +35,7 @@ const OUTAGE_MS = 1500;
 /** Signatures each signer must return after the database is back. */
 const RECOVERED_PER_PROCESS = 10;
 
-const { withTwoSigners } = signerFiles();
+const { withTwoSignersOn } = signerFiles();
 
 interface Answer {
   message: SignedMessage;
@@ -94,7 +92,7 @@ async function waitFor(what: string, condition: () => boolean, timeoutMs = 60_00
 async function outageUnderLoad(
   section: string,
   processes: RunningSigil[],
-  database: { pause(): Promise<void>; resume(): Promise<void> },
+  database: PausableDatabase,
   strategy: Strategy,
   exported: () => ReturnType<typeof exportRecords>,
 ) {
@@ -204,33 +202,14 @@ async function outageUnderLoad(
 
 describe("slashing database outage under load, two signers", () => {
   test("PostgreSQL stops and comes back: 503 while down, signing resumes, nothing unrecorded", async () => {
-    const postgres = await startPostgres();
-    try {
-      await withTwoSigners(
-        "postgres",
-        "antislashing: {backend: postgres, pool_size: 4}",
-        { SIGNER_ANTISLASHING__URL: postgres.url },
-        (processes, exported) =>
-          outageUnderLoad("database outage (postgres)", processes, postgres, "complete", exported),
-      );
-    } finally {
-      await postgres.stop();
-    }
+    await withTwoSignersOn("postgres", (processes, exported, postgres) =>
+      outageUnderLoad("database outage (postgres)", processes, postgres, "complete", exported),
+    );
   }, 120_000);
 
   test("DynamoDB (dynalite) goes away and comes back: 503 while down, signing resumes, nothing unrecorded", async () => {
-    const dynamo = await startDynamo();
-    await dynamo.createSlashingTable("sigil-slashing");
-    try {
-      await withTwoSigners(
-        "dynamodb",
-        "antislashing: {backend: dynamodb, table: sigil-slashing}",
-        dynamo.processEnv,
-        (processes, exported) =>
-          outageUnderLoad("database outage (dynamodb)", processes, dynamo, "minimal", exported),
-      );
-    } finally {
-      await dynamo.stop();
-    }
+    await withTwoSignersOn("dynamodb", (processes, exported, dynamo) =>
+      outageUnderLoad("database outage (dynamodb)", processes, dynamo, "minimal", exported),
+    );
   }, 120_000);
 });

@@ -1,7 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import { type RunningSigil, startSigil } from "../support/cli";
-import { startDynamo } from "../support/dynamodb";
-import { startPostgres } from "../support/postgres";
 import {
   attestationRequest,
   blockRequest,
@@ -32,7 +30,7 @@ const ROUNDS = 8;
 const PER_KIND = 8;
 const VALIDATORS = INTEROP_KEYS.slice(0, 2);
 
-const { dir, config, withTwoSigners } = signerFiles();
+const { dir, config, withTwoSignersOn } = signerFiles();
 
 interface Request {
   pubkey: string;
@@ -149,43 +147,19 @@ describe("conflicting signing requests at once", () => {
   }, 60_000);
 
   test("two processes on one PostgreSQL database: exactly one signature per conflict set", async () => {
-    const postgres = await startPostgres();
-    try {
-      await withTwoSigners(
-        "postgres",
-        "antislashing: {backend: postgres, pool_size: 4}",
-        { SIGNER_ANTISLASHING__URL: postgres.url },
-        (processes, exported) =>
-          conflictingLoad(
-            "conflicting load, two processes (postgres)",
-            processes,
-            "complete",
-            exported,
-          ),
-      );
-    } finally {
-      await postgres.stop();
-    }
+    await withTwoSignersOn("postgres", (processes, exported) =>
+      conflictingLoad(
+        "conflicting load, two processes (postgres)",
+        processes,
+        "complete",
+        exported,
+      ),
+    );
   }, 60_000);
 
   test("two processes on one DynamoDB table: exactly one signature per conflict set", async () => {
-    const dynamo = await startDynamo();
-    await dynamo.createSlashingTable("sigil-slashing");
-    try {
-      await withTwoSigners(
-        "dynamodb",
-        "antislashing: {backend: dynamodb, table: sigil-slashing}",
-        dynamo.processEnv,
-        (processes, exported) =>
-          conflictingLoad(
-            "conflicting load, two processes (dynamodb)",
-            processes,
-            "minimal",
-            exported,
-          ),
-      );
-    } finally {
-      await dynamo.stop();
-    }
+    await withTwoSignersOn("dynamodb", (processes, exported) =>
+      conflictingLoad("conflicting load, two processes (dynamodb)", processes, "minimal", exported),
+    );
   }, 60_000);
 });
