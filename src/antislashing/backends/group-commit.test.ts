@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { type Durability, GroupCommit, MAX_GROUP_COMMIT } from "./group-commit";
+import { openWalSync } from "./wal-sync";
 
 function counterDb(): Database {
   const db = new Database(":memory:");
@@ -13,7 +14,7 @@ const count = (db: Database) =>
 describe("sqlite group commit", () => {
   test("checks submitted together run in order in one transaction; each sees the ones before it", async () => {
     const db = counterDb();
-    const commits = new GroupCommit<number>(db);
+    const commits = new GroupCommit<number>(db, openWalSync(db));
     let transactionsSeen = 0;
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
@@ -31,7 +32,7 @@ describe("sqlite group commit", () => {
 
   test("a failing check rolls back alone: the others of its batch commit and resolve", async () => {
     const db = counterDb();
-    const commits = new GroupCommit<string>(db);
+    const commits = new GroupCommit<string>(db, openWalSync(db));
     const outcomes = await Promise.allSettled([
       commits.submit(() => {
         db.run("INSERT INTO marks (n) VALUES (1)");
@@ -52,7 +53,7 @@ describe("sqlite group commit", () => {
 
   test("a failed commit rejects the whole batch and records nothing of it", async () => {
     const db = counterDb();
-    const commits = new GroupCommit<number>(db);
+    const commits = new GroupCommit<number>(db, openWalSync(db));
     // Another connection's open write transaction would block it; simplest: a closed database.
     const pending = commits.submit(() => 1);
     db.close();
@@ -61,7 +62,7 @@ describe("sqlite group commit", () => {
 
   test("more checks than one batch holds are split over several commits, none lost", async () => {
     const db = counterDb();
-    const commits = new GroupCommit<number>(db);
+    const commits = new GroupCommit<number>(db, openWalSync(db));
     const total = MAX_GROUP_COMMIT * 2 + 7;
     await Promise.all(
       Array.from({ length: total }, (_, i) =>
@@ -73,7 +74,7 @@ describe("sqlite group commit", () => {
 
   test("flush() commits pending checks at once", async () => {
     const db = counterDb();
-    const commits = new GroupCommit<number>(db);
+    const commits = new GroupCommit<number>(db, openWalSync(db));
     const pending = commits.submit(() => db.run("INSERT INTO marks (n) VALUES (7)").changes);
     commits.flush();
     expect(count(db)).toBe(1);

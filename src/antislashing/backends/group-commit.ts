@@ -11,8 +11,6 @@ export interface Durability {
   assertHealthy(): void;
 }
 
-const IN_MEMORY: Durability = { barrier: async () => {}, assertHealthy: () => {} };
-
 type Outcome<T> = { ok: true; decision: T } | { ok: false; error: unknown };
 
 /**
@@ -39,7 +37,7 @@ export class GroupCommit<T> {
 
   constructor(
     private readonly db: Database,
-    private readonly durability: Durability = IN_MEMORY,
+    private readonly durability: Durability,
   ) {}
 
   submit(run: () => T): Promise<T> {
