@@ -750,12 +750,12 @@ const V4 =
 UPDATE sigil_validators v SET block_floor = greatest(v.block_floor,
     (SELECT min(b.slot) FROM sigil_signed_blocks b WHERE b.validator_id = v.id))
   WHERE v.block_floor IS NOT NULL;
-UPDATE sigil_validators v SET
-    source_floor = CASE WHEN v.source_floor IS NULL THEN NULL ELSE greatest(v.source_floor,
-      (SELECT min(a.source_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id)) END,
-    target_floor = CASE WHEN v.target_floor IS NULL THEN NULL ELSE greatest(v.target_floor,
-      (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id)) END
-  WHERE v.source_floor IS NOT NULL OR v.target_floor IS NOT NULL;
+UPDATE sigil_validators v SET source_floor = greatest(v.source_floor,
+    (SELECT min(a.source_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id))
+  WHERE v.source_floor IS NOT NULL;
+UPDATE sigil_validators v SET target_floor = greatest(v.target_floor,
+    (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id))
+  WHERE v.target_floor IS NOT NULL;
 
 ` +
   checkFunctions({
