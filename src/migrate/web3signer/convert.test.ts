@@ -79,13 +79,17 @@ describe("legacy history: records with no watermark to vouch for what is older",
     lowWatermark: Web3SignerValidator["lowWatermark"],
     blocks: bigint[],
     attestations: [bigint, bigint][],
-  ): Web3SignerValidator => ({
-    pubkey: PUBKEY,
-    enabled: true,
-    lowWatermark,
-    blocks: blocks.map((slot) => ({ slot })),
-    attestations: attestations.map(([sourceEpoch, targetEpoch]) => ({ sourceEpoch, targetEpoch })),
-  });
+  ) =>
+    toInterchangeValidator({
+      pubkey: PUBKEY,
+      enabled: true,
+      lowWatermark,
+      blocks: blocks.map((slot) => ({ slot })),
+      attestations: attestations.map(([sourceEpoch, targetEpoch]) => ({
+        sourceEpoch,
+        targetEpoch,
+      })),
+    });
   const mark = (slot: bigint | null, source: bigint | null, target: bigint | null) => ({
     slot,
     sourceEpoch: source,

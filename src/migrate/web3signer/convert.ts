@@ -86,13 +86,14 @@ export function toInterchangeValidator(validator: Web3SignerValidator): Intercha
 
 /**
  * Whether Web3Signer would sign messages older than the validator's oldest record that sigil
- * refuses: a side (blocks, attestations) with records above 0 and no watermark above 0 to vouch
+ * refuses, given the validator as converted (toInterchangeValidator): a side (blocks,
+ * attestations) with records above 0 and no floor, i.e. no Web3Signer watermark above 0 to vouch
  * for the history below them. Web3Signer sets a watermark with the first record it writes, so this
  * is legacy data from before it kept watermarks (2020) for a side not signed since. Without a
  * floor sigil applies EIP-3076 conditions 2, 4, 5: nothing older than the oldest record.
  */
-export function unvouchedHistory(validator: Web3SignerValidator): boolean {
-  const floors = floorsOf(validator.lowWatermark);
+export function unvouchedHistory(validator: InterchangeValidator): boolean {
+  const floors = validator.floors;
   const lowest = (values: readonly bigint[]) =>
     values.reduce<bigint | null>((low, v) => (low === null || v < low ? v : low), null);
   const above0 = (value: bigint | null) => value !== null && value > 0n;

@@ -14,7 +14,6 @@ import {
   type SlashingStore,
 } from "../../antislashing/store";
 import {
-  floorsOf,
   hasHighWatermark,
   toInterchangeValidator,
   unvouchedHistory,
@@ -110,10 +109,11 @@ export async function migrateWeb3Signer(
         counts.validators += 1;
         counts.blocks += validator.blocks.length;
         counts.attestations += validator.attestations.length;
-        if (floorsOf(validator.lowWatermark) !== undefined) counts.watermarks += 1;
+        const converted = toInterchangeValidator(validator);
+        if (converted.floors !== undefined) counts.watermarks += 1;
         if (!validator.enabled) disabled.push(validator.pubkey);
-        if (unvouchedHistory(validator)) unvouched.push(validator.pubkey);
-        yield toInterchangeValidator(validator);
+        if (unvouchedHistory(converted)) unvouched.push(validator.pubkey);
+        yield converted;
       }
     },
   };
