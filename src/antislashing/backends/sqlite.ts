@@ -585,7 +585,8 @@ class SqliteSlashingStore implements SlashingStore {
                FROM validators v WHERE v.pubkey = ${stage}_v.pubkey), source_floor)),
              target_floor = max(target_floor, coalesce((SELECT coalesce(v.target_floor,
                (SELECT MIN(a.target_epoch) FROM signed_attestations a WHERE a.validator_id = v.id))
-               FROM validators v WHERE v.pubkey = ${stage}_v.pubkey), target_floor))`,
+               FROM validators v WHERE v.pubkey = ${stage}_v.pubkey), target_floor))
+           WHERE block_floor IS NOT NULL OR source_floor IS NOT NULL OR target_floor IS NOT NULL`,
         );
         db.run(
           `INSERT INTO signed_blocks (validator_id, slot, signing_root)
@@ -625,7 +626,8 @@ class SqliteSlashingStore implements SlashingStore {
                  WHERE validator_id = validators.id), target_floor)) END
            FROM (SELECT pubkey, max(block_floor) AS b, max(source_floor) AS s, max(target_floor) AS t
                  FROM ${stage}_v GROUP BY pubkey) f
-           WHERE validators.pubkey = f.pubkey`,
+           WHERE validators.pubkey = f.pubkey
+             AND coalesce(f.b, f.s, f.t, block_floor, source_floor, target_floor) IS NOT NULL`,
         );
       }).immediate();
     } finally {
