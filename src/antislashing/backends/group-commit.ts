@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import type { Database, Statement } from "bun:sqlite";
 
 /** Most checks one commit may carry: bounds how long the event loop is held by one batch. */
 export const MAX_GROUP_COMMIT = 256;
@@ -34,11 +34,23 @@ export class GroupCommit<T> {
   private scheduled = false;
   /** Batches committed whose barrier has not settled yet. */
   private readonly settling = new Set<Promise<void>>();
+  /**
+   * Prepared once (`query` caches them, and `close` finalizes them): a nested `db.transaction()`
+   * per check would build a new wrapper function each time, which cost as much as the check's own
+   * queries.
+   */
+  private readonly savepoint: Statement;
+  private readonly release: Statement;
+  private readonly rollbackToSavepoint: Statement;
 
   constructor(
     private readonly db: Database,
     private readonly durability: Durability,
-  ) {}
+  ) {
+    this.savepoint = db.query("SAVEPOINT group_commit_check");
+    this.release = db.query("RELEASE group_commit_check");
+    this.rollbackToSavepoint = db.query("ROLLBACK TO group_commit_check");
+  }
 
   submit(run: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -60,14 +72,7 @@ export class GroupCommit<T> {
         this.durability.assertHealthy();
         this.db
           .transaction(() => {
-            for (const item of batch) {
-              try {
-                // A nested transaction is a savepoint: only this check rolls back if it throws.
-                outcomes.push({ ok: true, decision: this.db.transaction(item.run)() });
-              } catch (error) {
-                outcomes.push({ ok: false, error });
-              }
-            }
+            for (const item of batch) outcomes.push(this.runInSavepoint(item.run));
           })
           .immediate();
       } catch (error) {
@@ -89,6 +94,21 @@ export class GroupCommit<T> {
       );
       this.settling.add(settled);
       settled.then(() => this.settling.delete(settled));
+    }
+  }
+
+  /** Runs one check in its own savepoint: only this check rolls back if it throws. */
+  private runInSavepoint(run: () => T): Outcome<T> {
+    this.savepoint.run();
+    try {
+      const decision = run();
+      this.release.run();
+      return { ok: true, decision };
+    } catch (error) {
+      // A failure to roll back escapes: the whole transaction, and so the batch, is abandoned.
+      this.rollbackToSavepoint.run();
+      this.release.run();
+      return { ok: false, error };
     }
   }
 

@@ -48,6 +48,12 @@
  * `contains_slashable_data`. Nothing is minified: the export gives back every record.
  *
  * Pruning: see `prune` below.
+ *
+ * Speed. The check queries write each parameter as `+$x`. With a bare `$x` in a comparison that
+ * ORDER BY or min() depends on, SQLite marks the prepared statement for re-preparation whenever
+ * `$x` is bound again, i.e. on every check: that re-prepare was 90% of a check's time. Unary plus
+ * changes no value and no plan (same indexes, checked with EXPLAIN QUERY PLAN); it only makes the
+ * parameter an expression the planner does not look into.
  */
 
 import type { Database } from "bun:sqlite";
@@ -296,7 +302,7 @@ class SqliteSlashingStore implements SlashingStore {
 
   private validatorId(pubkey: string): bigint | null {
     const row = this.db
-      .query("SELECT id FROM validators WHERE pubkey = $pubkey")
+      .query("SELECT id FROM validators WHERE pubkey = +$pubkey")
       .get({ pubkey }) as Row | null;
     return asBigint(row?.id ?? null);
   }
@@ -314,11 +320,11 @@ class SqliteSlashingStore implements SlashingStore {
     const row = this.db
       .query(
         `SELECT
-           EXISTS (SELECT 1 FROM signed_blocks WHERE validator_id = $v AND slot = $slot) AS same_exists,
-           (SELECT signing_root FROM signed_blocks WHERE validator_id = $v AND slot = $slot
-              ORDER BY signing_root IS $root LIMIT 1) AS same_root,
-           (SELECT slot FROM signed_blocks WHERE validator_id = $v ORDER BY slot LIMIT 1) AS min_slot,
-           (SELECT block_floor FROM validators WHERE id = $v) AS floor`,
+           EXISTS (SELECT 1 FROM signed_blocks WHERE validator_id = +$v AND slot = +$slot) AS same_exists,
+           (SELECT signing_root FROM signed_blocks WHERE validator_id = +$v AND slot = +$slot
+              ORDER BY signing_root IS +$root LIMIT 1) AS same_root,
+           (SELECT slot FROM signed_blocks WHERE validator_id = +$v ORDER BY slot LIMIT 1) AS min_slot,
+           (SELECT block_floor FROM validators WHERE id = +$v) AS floor`,
       )
       .get({ v: validatorId, slot: enc(slot), root }) as Row;
     return {
@@ -334,27 +340,27 @@ class SqliteSlashingStore implements SlashingStore {
         `SELECT 1 AS kind, source_epoch, target_epoch, signing_root FROM (
            SELECT source_epoch, target_epoch, signing_root
            FROM signed_attestations INDEXED BY signed_attestations_by_target
-           WHERE validator_id = $v AND target_epoch = $t
-           ORDER BY (source_epoch = $s AND signing_root IS $root) LIMIT 1)
+           WHERE validator_id = +$v AND target_epoch = +$t
+           ORDER BY (source_epoch = +$s AND signing_root IS +$root) LIMIT 1)
          UNION ALL
          SELECT 2, source_epoch, target_epoch, signing_root FROM (
            SELECT source_epoch, target_epoch, signing_root
            FROM signed_attestations INDEXED BY signed_attestations_by_source
-           WHERE validator_id = $v AND source_epoch > $s AND target_epoch < $t LIMIT 1)
+           WHERE validator_id = +$v AND source_epoch > +$s AND target_epoch < +$t LIMIT 1)
          UNION ALL
          SELECT 3, source_epoch, target_epoch, signing_root FROM (
            SELECT source_epoch, target_epoch, signing_root
            FROM signed_attestations INDEXED BY signed_attestations_by_target
-           WHERE validator_id = $v AND target_epoch > $t AND source_epoch < $s LIMIT 1)
+           WHERE validator_id = +$v AND target_epoch > +$t AND source_epoch < +$s LIMIT 1)
          UNION ALL
          SELECT 4,
            (SELECT source_epoch FROM signed_attestations INDEXED BY signed_attestations_by_source
-              WHERE validator_id = $v ORDER BY source_epoch LIMIT 1),
+              WHERE validator_id = +$v ORDER BY source_epoch LIMIT 1),
            (SELECT target_epoch FROM signed_attestations INDEXED BY signed_attestations_by_target
-              WHERE validator_id = $v ORDER BY target_epoch LIMIT 1),
+              WHERE validator_id = +$v ORDER BY target_epoch LIMIT 1),
            NULL
          UNION ALL
-         SELECT 5, source_floor, target_floor, NULL FROM validators WHERE id = $v`,
+         SELECT 5, source_floor, target_floor, NULL FROM validators WHERE id = +$v`,
       )
       .all({
         v: validatorId,
