@@ -3,6 +3,8 @@
  * Field names are the snake_case keys of the beacon-API / Web3Signer JSON, so the JSON decoder in
  * `json.ts` can walk a type and its JSON side by side; names never change a hash tree root.
  */
+// First: every hash tree root below goes through the native SHA-256 (sha256-hasher.ts).
+import "./sha256-hasher";
 import {
   BitListType,
   BitVectorType,
