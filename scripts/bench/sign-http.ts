@@ -1,7 +1,10 @@
 // End-to-end signing throughput and latency of the BUILT binary (dist/sigil): 1,000 raw keys,
 // ATTESTATION requests for distinct validators with rising epochs (never slashable, so every
 // request is checked, recorded and signed), sent over keep-alive HTTP by a load generator in a
-// separate process (sign-load.ts; wrk/oha cannot vary the body per request without Lua/plugins).
+// separate process: the max and the paced half run through wrk when it is installed (sign-wrk.ts,
+// a generated Lua script), else, and for the warm-up always, sign-load.ts (a Bun client on raw
+// sockets). On a 2-core machine the client's CPU comes out of the signer's share: wrk needs far
+// less of it.
 //
 // Per variant: a warm-up round (each validator once: their first record), then
 //   max:  `connections` closed-loop connections for `seconds` → throughput, p50, p99, and the
@@ -23,6 +26,7 @@
 //   BENCH_SIGN_CONNECTIONS      concurrent connections of the load generator (default 64)
 //   BENCH_SIGN_VARIANTS         comma-separated subset of sqlite,postgres,noble,workers-0
 //   BENCH_SIGN_BLS_SECONDS      duration of the raw all-core rate measurement (default 5)
+//   BENCH_SIGN_LOADGEN          "bun" to drive every run with sign-load.ts even where wrk exists
 import { deepStrictEqual } from "node:assert";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
@@ -31,6 +35,7 @@ import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { attestationRequest } from "../../test/support/slashing";
 import { measureBlstAllCores, measureSignRate, type SignRate } from "./bls";
 import { attestationBody, requestFor } from "./sign-body";
+import { checkWrkRequests, PACED_CONNECTIONS, runWrk, wrkPath } from "./sign-wrk";
 import {
   at,
   baseConfig,
@@ -76,6 +81,7 @@ interface LoadResult {
   latencies_ms: number[];
   next_index: number;
   send_lag_p99_ms: number;
+  client_cpu_s: number;
 }
 
 export async function signHttp(): Promise<Record<string, unknown>> {
@@ -109,6 +115,13 @@ export async function signHttp(): Promise<Record<string, unknown>> {
     const pubkeys = writeRawKeys(join(dir, "keys"), KEYS, 0, true);
     const pubkeysFile = join(dir, "pubkeys.txt");
     writeFileSync(pubkeysFile, pubkeys.join("\n"));
+    const wrk = wrkPath();
+    if (wrk) {
+      const checked = await checkWrkRequests(wrk, pubkeys);
+      console.log(`max and half run through ${wrk} (${checked} requests to a recorder checked)`);
+    } else {
+      console.log("max and half run through sign-load.ts (no wrk, or BENCH_SIGN_LOADGEN=bun)");
+    }
 
     // The physical limit, measured before any signer runs (nothing else of ours competes).
     console.log(`raw all-core blst rate (${BLS_SECONDS} s)…`);
@@ -144,7 +157,8 @@ export async function signHttp(): Promise<Record<string, unknown>> {
       try {
         if (signer.keys !== KEYS) throw new Error(`signer loaded ${signer.keys}/${KEYS} keys`);
         await checkOneSignature(signer.url, pubkeys);
-        const result = await runVariant(variant, signer, pubkeysFile, raw, defaultWorkers);
+        const keys = { pubkeys, pubkeysFile, wrk };
+        const result = await runVariant(variant, signer, keys, raw, defaultWorkers);
         // What the signer says about its BLS set-up (backend, and workers once it has them).
         const blsLine = signer.log.find((line) => line.includes('"msg":"BLS backend"'));
         results.push({ ...result, signer_bls_log: blsLine ? JSON.parse(blsLine) : null });
@@ -170,6 +184,7 @@ export async function signHttp(): Promise<Record<string, unknown>> {
     }));
     printTable(
       `sign-http: ${label}, ${KEYS} keys, ${CONNECTIONS} connections, ${SECONDS} s per run, ` +
+        `load from ${wrk ? "wrk" : "sign-load.ts"}, ` +
         `raw all-core blst ${raw.blst?.total_ops_per_s} ops/s on ${cpus().length} cores`,
       rows,
     );
@@ -179,6 +194,7 @@ export async function signHttp(): Promise<Record<string, unknown>> {
       keys: KEYS,
       connections: CONNECTIONS,
       seconds: SECONDS,
+      load_generator: wrk ? "wrk" : "sign-load.ts",
       raw_all_cores: raw,
       bls_workers_option: hasWorkers ? { default: defaultWorkers } : "absent",
       variants: results,
@@ -192,10 +208,11 @@ export async function signHttp(): Promise<Record<string, unknown>> {
 async function runVariant(
   variant: Variant,
   signer: RunningSigner,
-  pubkeysFile: string,
+  keys: { pubkeys: readonly string[]; pubkeysFile: string; wrk: string | null },
   raw: Partial<Record<"blst" | "noble", SignRate>>,
   defaultWorkers: unknown,
 ): Promise<Record<string, unknown>> {
+  const { pubkeysFile, wrk } = keys;
   const load = (spec: { seconds: number; maxRequests: number; rate: number; startIndex: number }) =>
     runJsonChild<LoadResult>(join(import.meta.dir, "sign-load.ts"), [
       JSON.stringify({ url: signer.url, pubkeysFile, connections: CONNECTIONS, ...spec }),
@@ -205,27 +222,38 @@ async function runVariant(
 
   const loadBefore = load1();
   const cpuBefore = cpuSeconds(signer.proc.pid);
-  const max = await load({
-    seconds: SECONDS,
-    maxRequests: 0,
-    rate: 0,
-    startIndex: warm.next_index,
-  });
+  const max = wrk
+    ? await runWrk(wrk, signer.url, keys.pubkeys, {
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        startIndex: warm.next_index,
+      })
+    : await load({ seconds: SECONDS, maxRequests: 0, rate: 0, startIndex: warm.next_index }).then(
+        (run) => {
+          const sorted = sortedCopy(run.latencies_ms);
+          return { ...run, p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99) };
+        },
+      );
   const signerCores = (cpuSeconds(signer.proc.pid) - cpuBefore) / max.elapsed_s;
   const maxRate = max.ok / max.elapsed_s;
 
   const halfRate = Math.max(1, maxRate / 2);
-  const half = await load({
-    seconds: SECONDS,
-    maxRequests: 0,
-    rate: halfRate,
-    startIndex: max.next_index,
-  });
-  const maxSorted = sortedCopy(max.latencies_ms);
-  const halfSorted = sortedCopy(half.latencies_ms);
+  const halfSpec = { seconds: SECONDS, startIndex: max.next_index, rate: halfRate };
+  const half = wrk
+    ? {
+        ...(await runWrk(wrk, signer.url, keys.pubkeys, {
+          ...halfSpec,
+          connections: PACED_CONNECTIONS,
+        })),
+        client_cpu_s: null,
+      }
+    : await load({ ...halfSpec, maxRequests: 0 }).then((run) => {
+        const sorted = sortedCopy(run.latencies_ms);
+        return { ...run, p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99) };
+      });
   const rawBlst = raw.blst?.total_ops_per_s ?? 0;
   const rawOwn = variant.bls === "noble" ? raw.noble?.total_ops_per_s : rawBlst;
-  const halfP99 = percentile(halfSorted, 99);
+  const halfP99 = half.p99_ms;
   return {
     variant: variant.name,
     slashing: variant.slashing,
@@ -234,16 +262,18 @@ async function runVariant(
       variant.workers ?? (defaultWorkers === undefined ? "-" : `default (${defaultWorkers})`),
     warmup_requests: warm.ok,
     max_requests_per_s: round(maxRate, 1),
-    max_p50_ms: round(percentile(maxSorted, 50), 2),
-    max_p99_ms: round(percentile(maxSorted, 99), 2),
+    max_p50_ms: round(max.p50_ms, 2),
+    max_p99_ms: round(max.p99_ms, 2),
     ratio_to_raw_blst_all_cores: rawBlst > 0 ? round(maxRate / rawBlst, 3) : null,
     ratio_to_raw_own_backend_all_cores: rawOwn ? round(maxRate / rawOwn, 3) : null,
     half_target_rate_per_s: round(halfRate, 1),
     half_requests_per_s: round(half.ok / half.elapsed_s, 1),
-    half_p50_ms: round(percentile(halfSorted, 50), 2),
+    half_p50_ms: round(half.p50_ms, 2),
     half_p99_ms: round(halfP99, 2),
     half_p99_under_20ms: halfP99 < HALF_P99_TARGET_MS,
     half_client_send_lag_p99_ms: round(half.send_lag_p99_ms, 2),
+    half_client_cores_used:
+      half.client_cpu_s === null ? null : round(half.client_cpu_s / half.elapsed_s, 2),
     errors: warm.errors + max.errors + half.errors,
     statuses: mergeCounts([warm.statuses, max.statuses, half.statuses]),
     signer_cores_used_at_max: round(signerCores, 2),
