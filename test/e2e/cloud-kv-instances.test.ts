@@ -8,7 +8,12 @@ import { SecretKey } from "@chainsafe/blst";
 import { sealSecret } from "../../src/keys/cloud-kv/sealed-secret";
 import { CloudKvTable } from "../../src/keys/cloud-kv/table";
 import { combineShares } from "../../src/seal/shares";
-import { bootstrapStateful, submitShare, unwrapOwnShare } from "../support/ceremony";
+import {
+  bootstrapStateful,
+  managementCall,
+  submitShare,
+  unwrapOwnShare,
+} from "../support/ceremony";
 import { type RunningSigil, startSigil, TempDir } from "../support/cli";
 import { startDynamo } from "../support/dynamodb";
 import { interopSecret } from "../support/interop";
@@ -73,18 +78,12 @@ test("two instances see each other's imports and generated keys, and drop a deac
     for (const instance of [a, b])
       expect((await submitShare(instance.url, "unseal", operator)).body.complete).toBe(true);
 
-    const call = async (instance: RunningSigil, method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${instance.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${management}`,
-          "content-type": "application/json",
-          accept: "application/json",
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return (await response.json()) as Record<string, unknown> & string[];
-    };
+    const call = async (instance: RunningSigil, method: string, path: string, body?: unknown) =>
+      (await managementCall(instance.url, management, method, path, body)).body as Record<
+        string,
+        unknown
+      > &
+        string[];
     const publicKeys = async (instance: RunningSigil) =>
       (await call(instance, "GET", "/api/v1/eth2/publicKeys")) as string[];
     expect(await publicKeys(a)).toEqual([shared]);

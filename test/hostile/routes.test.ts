@@ -7,7 +7,7 @@ import { cpSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
-import { ageKeys, bootstrapStateful } from "../support/ceremony";
+import { ageKeys, bootstrapStateful, managementCall } from "../support/ceremony";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { registerTestSecret } from "../support/log-capture";
@@ -50,18 +50,8 @@ const liveness = new Liveness(
   () => management,
 );
 
-const api = async (method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${signer.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${management}`,
-      "content-type": "application/json",
-      accept: "application/json",
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as unknown };
-};
+const api = (method: string, path: string, body?: unknown) =>
+  managementCall(signer.url, management, method, path, body);
 
 async function keystoreOfUnloadedKey(password: string): Promise<string> {
   const secret = interopSecret(31);

@@ -7,7 +7,7 @@ import { deriveKeyFromMnemonic } from "@chainsafe/bls-keygen";
 import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
 import { armor, Decrypter } from "age-encryption";
-import { ageKeys, bootstrapStateful, submitShare, sys } from "../support/ceremony";
+import { ageKeys, bootstrapStateful, managementCall, submitShare, sys } from "../support/ceremony";
 import { type RunningSigil, startSigil, TempDir } from "../support/cli";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
 import { interopSecret } from "../support/interop";
@@ -55,19 +55,8 @@ afterAll(async () => {
   dir.remove();
 });
 
-async function api(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${sigil.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${management}`,
-      "content-type": "application/json",
-      accept: "application/json",
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {} };
-}
+const api = (method: string, path: string, body?: unknown) =>
+  managementCall(sigil.url, management, method, path, body);
 
 const signAttestation = (pubkey: string, source: number, target: number, salt: number) =>
   api("POST", `/api/v1/eth2/sign/${pubkey}`, attestationRequest(source, target, salt).body);

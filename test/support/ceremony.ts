@@ -23,6 +23,22 @@ export interface Answer {
   readonly body: Record<string, unknown>;
 }
 
+/** `fetch` with `body` (if any) as JSON; the answer parsed as JSON, an empty one as {}. */
+async function callJson(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: unknown,
+) {
+  const response = await fetch(url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : {} };
+}
+
 export async function sys(
   url: string,
   method: string,
@@ -30,16 +46,31 @@ export async function sys(
   body?: unknown,
   bearer?: string,
 ): Promise<Answer> {
-  const response = await fetch(`${url}/api/v1/signer/sys/${path}`, {
+  return callJson(
+    `${url}/api/v1/signer/sys/${path}`,
     method,
-    headers: {
+    {
       ...(body === undefined ? {} : { "content-type": "application/json" }),
       ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
     },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : {} };
+    body,
+  );
+}
+
+/** A management-API call with a bearer token: JSON both ways, Content-Type and Accept always sent. */
+export function managementCall(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+) {
+  const headers = {
+    authorization: `Bearer ${token}`,
+    "content-type": "application/json",
+    accept: "application/json",
+  };
+  return callJson(`${url}${path}`, method, headers, body);
 }
 
 /** The setup token from a signer's JSON log lines. */
