@@ -835,12 +835,22 @@ export function slashingConformanceSuite(
         else expectRefused(between, "block_slot_below_low_watermark");
       });
 
-      test("a target floor alone, or a source floor alone, refuses only its own side", async () => {
+      test("a target, a source or a block floor alone refuses only its own side", async () => {
         await store.importInterchange(
           interchange(GVR_A, [
             { pubkey: V1, blocks: [], attestations: [], floors: { targetEpoch: 14n } },
             { pubkey: V2, blocks: [], attestations: [], floors: { sourceEpoch: 10n } },
+            { pubkey: V3, blocks: [], attestations: [], floors: { blockSlot: 20n } },
           ]),
+        );
+        expectRefused(
+          await store.checkAndInsertBlock(GVR_A, block(V3, 19, root("b", 19))),
+          "block_slot_below_low_watermark",
+        );
+        expectOutcome(await store.checkAndInsertBlock(GVR_A, block(V3, 21, root("b", 21))), "new");
+        expectOutcome(
+          await store.checkAndInsertAttestation(GVR_A, vote(V3, 0, 1, root("a", 0, 1))),
+          "new",
         );
         expectRefused(
           await store.checkAndInsertAttestation(GVR_A, vote(V1, 0, 13, root("a", 0, 13))),
