@@ -780,21 +780,27 @@ BEGIN
     RAISE EXCEPTION 'public key must be 48 bytes' USING ERRCODE = '22023';
   END IF;
   INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey) ON CONFLICT (pubkey) DO NOTHING;
-  -- The watermark the validator has before this import: its floor, else its lowest record.
-  SELECT v.id,
-      coalesce(v.block_floor,
-        (SELECT min(b.slot) FROM sigil_signed_blocks b WHERE b.validator_id = v.id)),
-      coalesce(v.source_floor,
-        (SELECT min(a.source_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id)),
-      coalesce(v.target_floor,
-        (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id))
-    INTO v_id, v_block_before, v_source_before, v_target_before
-    FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+  IF p_block_floor IS NULL AND p_source_floor IS NULL AND p_target_floor IS NULL THEN
+    -- Nothing imported to raise: the watermarks before are not needed, only the lock.
+    SELECT v.id INTO v_id FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+  ELSE
+    -- The watermark the validator has before this import: its floor, else its lowest record.
+    SELECT v.id,
+        coalesce(v.block_floor,
+          (SELECT min(b.slot) FROM sigil_signed_blocks b WHERE b.validator_id = v.id)),
+        coalesce(v.source_floor,
+          (SELECT min(a.source_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id)),
+        coalesce(v.target_floor,
+          (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id))
+      INTO v_id, v_block_before, v_source_before, v_target_before
+      FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+  END IF;
   SELECT i.blocks, i.attestations INTO blocks, attestations
     FROM sigil_import_validator(p_pubkey, p_slots, p_block_roots, p_sources, p_targets,
       p_attestation_roots) i;
   -- After the records (none of them is skipped by its own import's floors). greatest() skips
-  -- NULLs; a CASE without a match is NULL: no floor imported and none before stays none.
+  -- NULLs; a CASE without a match is NULL: no floor imported and none before stays none, so
+  -- such a row is left alone rather than rewritten unchanged.
   UPDATE sigil_validators v SET
     block_floor = CASE
       WHEN p_block_floor IS NOT NULL THEN greatest(p_block_floor, v_block_before)
@@ -808,7 +814,9 @@ BEGIN
       WHEN p_target_floor IS NOT NULL THEN greatest(p_target_floor, v_target_before)
       WHEN v.target_floor IS NOT NULL THEN greatest(v.target_floor,
         (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v_id)) END
-    WHERE v.id = v_id;
+    WHERE v.id = v_id
+      AND (p_block_floor IS NOT NULL OR p_source_floor IS NOT NULL OR p_target_floor IS NOT NULL
+        OR v.block_floor IS NOT NULL OR v.source_floor IS NOT NULL OR v.target_floor IS NOT NULL);
 END $$;
 `;
 
