@@ -30,8 +30,8 @@ export function seccompProblems(config: Config, host: Host = THIS_HOST): ConfigP
  * Puts this whole process (every thread, and threads started later) under sigil's syscall
  * allow-list, for good. Returns how many system calls stay allowed; throws when it could not.
  */
-export function lockDown(logger: Logger, host: Host = THIS_HOST): number {
-  const found = seccompArchFor(host.platform, host.arch);
+export function lockDown(logger: Logger): number {
+  const found = seccompArchFor(THIS_HOST.platform, THIS_HOST.arch);
   if (!("arch" in found)) throw new Error(found.unsupported);
   const program = buildProgram(SIGIL_POLICY, found.arch);
   installFilter(program.instructions, found.arch);

@@ -22,10 +22,9 @@ import {
   type IKeystore,
 } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
-import { captureSink, registerTestSecret, testLogger } from "../../test/support/log-capture";
+import { registerTestSecret, testLogger } from "../../test/support/log-capture";
 import { loadConfiguredKeys } from "../app/keys";
 import { loadConfig } from "../config/load";
-import { createLogger, parseLogFilter } from "../observability/log";
 import { createNobleBackend } from "../signing/bls/noble";
 import { type FilesystemLoadResult, loadFilesystemKeys } from "./filesystem";
 import { KeyStore } from "./key-store";
@@ -465,14 +464,7 @@ test("key_sources.filesystem.cache turns the cache on for the configured keys, r
   };
   const loaded = loadConfig({ argv: [], env });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const off = parseLogFilter("off");
-  if (!off.ok) throw new Error(off.error);
-  const quiet = createLogger({
-    filter: off.filter,
-    format: "json",
-    color: false,
-    sink: captureSink(),
-  });
+  const quiet = testLogger("off");
   const cwd = process.cwd();
   process.chdir(base);
   try {

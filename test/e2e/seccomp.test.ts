@@ -4,6 +4,7 @@ import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
+import { seccompArchFor } from "../../src/os/seccomp/arch";
 import { cleanEnv, sigilCommand, startSigil, TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { captureProcessOutput, registerTestSecret } from "../support/log-capture";
@@ -15,8 +16,7 @@ import { exportRecords, isCovered, verifiesAgainstOracle } from "./records";
  * everything a signer does after start-up still works under the filter, and a filtered process
  * cannot start a program (the probe, a separate process using the same module).
  */
-const supported =
-  process.platform === "linux" && (process.arch === "x64" || process.arch === "arm64");
+const supported = "arch" in seccompArchFor(process.platform, process.arch);
 const PASSWORD = registerTestSecret(`seccomp-${crypto.randomUUID()}`, "seccomp test password");
 const CHEAP_PBKDF2 = {
   ...defaultPbkdfModule(),
