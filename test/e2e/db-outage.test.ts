@@ -1,7 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { ssz } from "@lodestar/types";
 import type { RunningSigil } from "../support/cli";
-import { bytesToHex, oracleDomain, oracleSigningRoot } from "../support/oracle";
+import {
+  bytesToHex,
+  oracleDomain,
+  oracleSigningRoot,
+  verifiesAgainstOracle,
+} from "../support/oracle";
 import {
   attestationRequest,
   blockRequest,
@@ -17,7 +22,6 @@ import {
   lostRecords,
   type Strategy,
   slashableAmong,
-  verifiesAgainstOracle,
 } from "./records";
 import { type PausableDatabase, signerFiles } from "./signer-files";
 

@@ -8,10 +8,11 @@ import { parse } from "yaml";
 import { type RunningSigil, startSigil, TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { registerTestSecret } from "../support/log-capture";
+import { verifiesAgainstOracle } from "../support/oracle";
 import { startPostgres } from "../support/postgres";
 import { attestationRequest, blockRequest, GVR, postSign } from "../support/slashing";
 import { crashSeed, recordFigures, seededRandom } from "./figures";
-import { type Exported, exportRecords, isCovered, verifiesAgainstOracle } from "./records";
+import { type Exported, exportRecords, isCovered } from "./records";
 
 /**
  * SIGKILL a signer at a random moment of a Key Manager import (several keystores and their

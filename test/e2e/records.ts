@@ -1,12 +1,10 @@
 // Checks on what signers returned, made without sigil's own code: slashability by the reference
-// model written from EIP-3076 (test/antislashing/model.ts), signatures by blst against signing
-// roots from Lodestar (test/support/slashing.ts), records by reading an exported interchange.
+// model written from EIP-3076 (test/antislashing/model.ts), records by reading an exported
+// interchange. Signatures are checked by verifiesAgainstOracle (test/support/oracle.ts).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { CompleteModel } from "../antislashing/model";
 import { runSigilAsync } from "../support/cli";
-import { hexToBytes } from "../support/oracle";
 import { type SignedMessage, slashablePairs } from "../support/slashing";
 
 export interface Exported {
@@ -117,22 +115,4 @@ export function conflictingSignatures(signed: readonly SignedMessage[]): {
   pairs: number;
 } {
   return { byModel: slashableAmong(signed).length, pairs: slashablePairs(signed).length };
-}
-
-/** Whether `signature` is the pubkey's BLS signature of the (independently computed) signing root. */
-export function verifiesAgainstOracle(
-  message: Pick<SignedMessage, "pubkey" | "signingRoot">,
-  signature: string,
-): boolean {
-  try {
-    return verify(
-      hexToBytes(message.signingRoot),
-      PublicKey.fromHex(message.pubkey),
-      Signature.fromHex(signature),
-      true,
-      true,
-    );
-  } catch {
-    return false;
-  }
 }

@@ -8,8 +8,9 @@ import { seccompArchFor } from "../../src/os/seccomp/arch";
 import { cleanEnv, sigilCommand, startSigil, TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { captureProcessOutput, registerTestSecret } from "../support/log-capture";
+import { verifiesAgainstOracle } from "../support/oracle";
 import { attestationRequest, INTEROP_KEYS, postSign } from "../support/slashing";
-import { exportRecords, isCovered, verifiesAgainstOracle } from "./records";
+import { exportRecords, isCovered } from "./records";
 
 /**
  * `server.seccomp: true` on the real signer process (the compiled binary with SIGIL_TEST_BINARY):

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { type RunningSigil, startSigil } from "../support/cli";
+import { verifiesAgainstOracle } from "../support/oracle";
 import {
   attestationRequest,
   blockRequest,
@@ -14,7 +15,6 @@ import {
   lostRecords,
   type Strategy,
   slashableAmong,
-  verifiesAgainstOracle,
 } from "./records";
 import { signerFiles } from "./signer-files";
 

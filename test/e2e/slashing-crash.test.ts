@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { startSigil } from "../support/cli";
+import { verifiesAgainstOracle } from "../support/oracle";
 import { startPostgres } from "../support/postgres";
 import {
   attestationRequest,
@@ -9,13 +10,7 @@ import {
   type SignedMessage,
 } from "../support/slashing";
 import { crashSeed, recordFigures, seededRandom } from "./figures";
-import {
-  conflictingSignatures,
-  exportRecords,
-  lostRecords,
-  slashableAmong,
-  verifiesAgainstOracle,
-} from "./records";
+import { conflictingSignatures, exportRecords, lostRecords, slashableAmong } from "./records";
 import { signerFiles } from "./signer-files";
 
 /**

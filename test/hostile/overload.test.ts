@@ -9,11 +9,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PublicKey, SecretKey, Signature, verify } from "@chainsafe/blst";
+import { SecretKey } from "@chainsafe/blst";
 import { type RunningSigil, startSigil, TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { registerTestSecret, TEST_LOG_DIR } from "../support/log-capture";
-import { attestationRequest } from "../support/slashing";
+import { bytesToHex, verifiesAgainstOracle } from "../support/oracle";
+import { attestationRequest, postSign } from "../support/slashing";
 import { judgeSignRequest } from "./sign-oracle";
 
 const JOBS = 4;
@@ -89,11 +90,7 @@ interface Answer {
 
 let answered = 0;
 async function sign(i: number): Promise<Answer> {
-  const response = await fetch(`${sigil.url}/api/v1/eth2/sign/${pubkeys[i % KEYS]}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify(requestBody(i)),
-  });
+  const response = await postSign(sigil.url, pubkeys[i % KEYS] ?? "", requestBody(i));
   const body = (await response.json()) as { signature?: string; code?: string };
   return {
     i,
@@ -109,9 +106,8 @@ async function sign(i: number): Promise<Answer> {
 function verifies(answer: Answer): boolean {
   const verdict = judgeSignRequest(requestBody(answer.i));
   if (!verdict.ok || !answer.signature) return false;
-  const signature = Signature.fromBytes(Buffer.from(answer.signature.slice(2), "hex"));
-  const pubkey = PublicKey.fromBytes(Buffer.from((pubkeys[answer.i % KEYS] ?? "").slice(2), "hex"));
-  return verify(verdict.root, pubkey, signature);
+  const pubkey = pubkeys[answer.i % KEYS] ?? "";
+  return verifiesAgainstOracle({ pubkey, signingRoot: bytesToHex(verdict.root) }, answer.signature);
 }
 
 test(`a flood of ${FLOOD} requests against ${JOBS} jobs + ${QUEUE} queued: excess 503 at once, the rest sign, memory bounded, recovery`, async () => {

@@ -16,12 +16,11 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import fc from "fast-check";
 import { parse as parseYaml } from "yaml";
 import { CompleteModel, type ModelDecision } from "../antislashing/model";
 import { TempDir } from "../support/cli";
-import { bytesToHex, hexToBytes } from "../support/oracle";
+import { bytesToHex, verifiesAgainstOracle } from "../support/oracle";
 import { type InProcessSigner, startInProcessSigner } from "../support/signer";
 import {
   attestationRequest,
@@ -164,10 +163,11 @@ async function check(sample: Sample): Promise<void> {
   }
   if (status !== 200) return;
   const signature = (JSON.parse(answer) as { signature: string }).signature;
-  const pubkey = PublicKey.fromBytes(hexToBytes(expected.pubkey ?? ""));
-  if (
-    !verify(expected.root ?? new Uint8Array(), pubkey, Signature.fromBytes(hexToBytes(signature)))
-  )
+  const oracleMessage = {
+    pubkey: expected.pubkey ?? "",
+    signingRoot: bytesToHex(expected.root ?? new Uint8Array()),
+  };
+  if (!verifiesAgainstOracle(oracleMessage, signature))
     throw new Error(
       `signature does not verify over the oracle's root\n${describeSample(sample, text)}`,
     );

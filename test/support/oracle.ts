@@ -1,10 +1,29 @@
 // Independent computation of signing roots with Lodestar's SSZ types (dev dependency), for
 // checking sigil's output. Nothing here is imported by src/.
+import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { ssz } from "@lodestar/types";
 
 export const hexToBytes = (hex: string) =>
   Uint8Array.from(Buffer.from(hex.replace(/^0x/, ""), "hex"));
 export const bytesToHex = (bytes: Uint8Array) => `0x${Buffer.from(bytes).toString("hex")}`;
+
+/** Whether `signature` is the pubkey's BLS signature of the (independently computed) signing root. */
+export function verifiesAgainstOracle(
+  message: { readonly pubkey: string; readonly signingRoot: string },
+  signature: string,
+): boolean {
+  try {
+    return verify(
+      hexToBytes(message.signingRoot),
+      PublicKey.fromHex(message.pubkey),
+      Signature.fromHex(signature),
+      true,
+      true,
+    );
+  } catch {
+    return false;
+  }
+}
 
 export function oracleDomain(
   domainType: string,
