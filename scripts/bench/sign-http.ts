@@ -217,6 +217,12 @@ async function runVariant(
     runJsonChild<LoadResult>(join(import.meta.dir, "sign-load.ts"), [
       JSON.stringify({ url: signer.url, pubkeysFile, connections: CONNECTIONS, ...spec }),
     ]);
+  /** A sign-load.ts run with the p50/p99 of its latencies, as runWrk reports them. */
+  const measured = async (spec: { seconds: number; rate: number; startIndex: number }) => {
+    const run = await load({ ...spec, maxRequests: 0 });
+    const sorted = sortedCopy(run.latencies_ms);
+    return { ...run, p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99) };
+  };
   // Request 0 was the signature check; the warm-up gives every validator its first record.
   const warm = await load({ seconds: WARMUP_SECONDS, maxRequests: KEYS, rate: 0, startIndex: 1 });
 
@@ -228,12 +234,7 @@ async function runVariant(
         seconds: SECONDS,
         startIndex: warm.next_index,
       })
-    : await load({ seconds: SECONDS, maxRequests: 0, rate: 0, startIndex: warm.next_index }).then(
-        (run) => {
-          const sorted = sortedCopy(run.latencies_ms);
-          return { ...run, p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99) };
-        },
-      );
+    : await measured({ seconds: SECONDS, rate: 0, startIndex: warm.next_index });
   const signerCores = (cpuSeconds(signer.proc.pid) - cpuBefore) / max.elapsed_s;
   const maxRate = max.ok / max.elapsed_s;
 
@@ -247,10 +248,7 @@ async function runVariant(
         })),
         client_cpu_s: null,
       }
-    : await load({ ...halfSpec, maxRequests: 0 }).then((run) => {
-        const sorted = sortedCopy(run.latencies_ms);
-        return { ...run, p50_ms: percentile(sorted, 50), p99_ms: percentile(sorted, 99) };
-      });
+    : await measured(halfSpec);
   const rawBlst = raw.blst?.total_ops_per_s ?? 0;
   const rawOwn = variant.bls === "noble" ? raw.noble?.total_ops_per_s : rawBlst;
   const halfP99 = half.p99_ms;

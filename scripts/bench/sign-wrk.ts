@@ -173,10 +173,11 @@ function done(summary, latency, requests)
   end
   table.sort(all)
   table.sort(allLags)
-  local p50, p99 = latency:percentile(50), latency:percentile(99)
-  if ${paced ? "true" : "false"} then
-    p50, p99 = percentile(all, 50) * 1000, percentile(all, 99) * 1000
-  end
+  ${
+    paced
+      ? "local p50, p99 = percentile(all, 50) * 1000, percentile(all, 99) * 1000"
+      : "local p50, p99 = latency:percentile(50), latency:percentile(99)"
+  }
   local e = summary.errors
   io.write(string.format(
     '${MARKER}{"requests":%d,"duration_us":%d,"ok":%d,"other_status":%d,"socket_errors":%d,' ..
