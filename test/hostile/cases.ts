@@ -136,21 +136,30 @@ export function jsonBytes(value: unknown): Buffer {
   return Buffer.concat(parts);
 }
 
+type JsonNode = Record<string | number, unknown>;
+
+/** The value at `at` inside `root`. */
+export const valueAt = (root: unknown, at: Path): unknown =>
+  at.reduce<unknown>((node, key) => (node as JsonNode)[key], root);
+
+/** Sets the value at `at`, in place; `remove` deletes it instead (an array element is spliced out). */
+export function setAt(root: unknown, at: Path, value: unknown, remove = false): void {
+  const parent = valueAt(root, at.slice(0, -1)) as JsonNode;
+  const key = at[at.length - 1] as string | number;
+  if (!remove) parent[key] = value;
+  else if (Array.isArray(parent)) parent.splice(Number(key), 1);
+  else delete parent[key];
+}
+
 function withValue(base: unknown, at: Path, value: unknown): unknown {
-  const copy = structuredClone(base) as Record<string | number, unknown>;
-  let node = copy;
-  for (const key of at.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
-  node[at[at.length - 1] as string | number] = value;
+  const copy = structuredClone(base);
+  setAt(copy, at, value);
   return copy;
 }
 
 function without(base: unknown, at: Path): unknown {
-  const copy = structuredClone(base) as Record<string | number, unknown>;
-  let node = copy;
-  for (const key of at.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
-  const last = at[at.length - 1] as string | number;
-  if (Array.isArray(node)) node.splice(Number(last), 1);
-  else delete node[last];
+  const copy = structuredClone(base);
+  setAt(copy, at, undefined, true);
   return copy;
 }
 

@@ -5,17 +5,14 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join, resolve } from "node:path";
 import { ScanCommand } from "@aws-sdk/client-dynamodb";
-import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
-import { SecretKey } from "@chainsafe/blst";
 import { ageKeys, bootstrapStateful } from "../support/ceremony";
 import { type RunningSigil, startSigil, TempDir } from "../support/cli";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
-import { interopSecret } from "../support/interop";
 import { registerTestSecret } from "../support/log-capture";
 import { INTEROP_KEYS } from "../support/slashing";
 import { buildCases, HOSTILE_CLASSES, type HostileCase, MIB } from "./cases";
 import { Liveness } from "./liveness";
-import { cloudKvRoutes } from "./routes";
+import { cloudKvRoutes, keystoreOfUnloadedKey } from "./routes";
 import { describeFailures, Figures, runCases } from "./runner";
 import { signerState, slashingRecords } from "./state";
 
@@ -75,12 +72,7 @@ beforeAll(async () => {
   management = (await bootstrapStateful(sigil.url, sigil.stderrText().split("\n"))).management;
   const password = registerTestSecret("hostile-cloud-kv-password-1", "keystore password");
   const wrongPassword = registerTestSecret("hostile-cloud-kv-wrong-2", "keystore password");
-  const secret = interopSecret(32);
-  const pubkey = SecretKey.fromBytes(secret).toPublicKey().toBytes();
-  const cheap = { ...defaultPbkdfModule(), params: { ...defaultPbkdfModule().params, c: 1024 } };
-  const keystore = JSON.stringify(
-    await create(password, secret, pubkey, "m/12381/3600/32/0/0", "", cheap),
-  );
+  const keystore = await keystoreOfUnloadedKey(32, password);
   const routes = cloudKvRoutes({
     signKey: INTEROP_KEYS[0] ?? "",
     unknownKey: `0x${"ab".repeat(48)}`,

@@ -5,17 +5,14 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { cpSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
-import { SecretKey } from "@chainsafe/blst";
 import { ageKeys, bootstrapStateful, managementCall } from "../support/ceremony";
 import { TempDir } from "../support/cli";
-import { interopSecret } from "../support/interop";
 import { registerTestSecret } from "../support/log-capture";
 import { type InProcessSigner, startInProcessSigner } from "../support/signer";
 import { INTEROP_KEYS } from "../support/slashing";
 import { buildCases, HOSTILE_CLASSES, type HostileCase, type HostileClass, MIB } from "./cases";
 import { Liveness } from "./liveness";
-import { signerRoutes } from "./routes";
+import { keystoreOfUnloadedKey, signerRoutes } from "./routes";
 import { describeFailures, Figures, runCases } from "./runner";
 import { signerState, slashingRecords, treeDigest } from "./state";
 
@@ -53,13 +50,6 @@ const liveness = new Liveness(
 const api = (method: string, path: string, body?: unknown) =>
   managementCall(signer.url, management, method, path, body);
 
-async function keystoreOfUnloadedKey(password: string): Promise<string> {
-  const secret = interopSecret(31);
-  const pubkey = SecretKey.fromBytes(secret).toPublicKey().toBytes();
-  const cheap = { ...defaultPbkdfModule(), params: { ...defaultPbkdfModule().params, c: 1024 } };
-  return JSON.stringify(await create(password, secret, pubkey, "m/12381/3600/31/0/0", "", cheap));
-}
-
 beforeAll(async () => {
   mkdirSync(keysDir);
   cpSync(resolve("examples/keys"), keysDir, { recursive: true });
@@ -86,7 +76,7 @@ beforeAll(async () => {
   const values = {
     signKey: SIGN_KEY,
     unknownKey: `0x${"ab".repeat(48)}`,
-    keystore: await keystoreOfUnloadedKey(password),
+    keystore: await keystoreOfUnloadedKey(31, password),
     wrongPassword,
     policy: POLICY,
     ageRecipient: age?.recipient ?? "",

@@ -1,7 +1,22 @@
 // The routes the hostile suite attacks, as data: method, path, auth, a valid-shaped body and what
 // each of its fields holds (test/hostile/cases.ts turns them into cases).
+import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
+import { SecretKey } from "@chainsafe/blst";
+import { interopSecret } from "../support/interop";
 import { attestationRequest, blockRequest } from "../support/slashing";
 import type { Field, RouteSpec } from "./cases";
+
+/**
+ * An EIP-2335 keystore (JSON text, cheap PBKDF2) of interop key `index`, for a key the signer does
+ * not load.
+ */
+export async function keystoreOfUnloadedKey(index: number, password: string): Promise<string> {
+  const secret = interopSecret(index);
+  const pubkey = SecretKey.fromBytes(secret).toPublicKey().toBytes();
+  const cheap = { ...defaultPbkdfModule(), params: { ...defaultPbkdfModule().params, c: 1024 } };
+  const path = `m/12381/3600/${index}/0/0`;
+  return JSON.stringify(await create(password, secret, pubkey, path, "", cheap));
+}
 
 /** Values the route table needs from the running signer and the test's fixtures. */
 export interface RouteValues {

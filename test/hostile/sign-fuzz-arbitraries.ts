@@ -4,7 +4,8 @@
 // votes, surrounds and watermark refusals are frequent.
 import fc from "fast-check";
 import { GVR, INTEROP_KEYS } from "../support/slashing";
-import { judgeSignRequest } from "./sign-oracle";
+import { type Path, setAt, valueAt } from "./cases";
+import { isObject, judgeSignRequest } from "./sign-oracle";
 
 export interface Target {
   readonly identifier: string;
@@ -265,7 +266,6 @@ const BIG_NUMBERS: unknown[] = [
   "000000000000000000001",
 ];
 
-type Path = (string | number)[];
 type Node = Record<string | number, unknown>;
 
 /** Every path in a JSON value below its root, containers included. */
@@ -275,17 +275,6 @@ function pathsOf(value: unknown, at: Path = []): Path[] {
     const path = [...at, Array.isArray(value) ? Number(key) : key];
     return [path, ...pathsOf(child, path)];
   });
-}
-
-const get = (root: unknown, path: Path) =>
-  path.reduce<unknown>((node, key) => (node as Node)[key], root);
-
-function set(root: unknown, path: Path, value: unknown, remove = false): void {
-  const parent = get(root, path.slice(0, -1)) as Node;
-  const key = path[path.length - 1] as string | number;
-  if (!remove) parent[key] = value;
-  else if (Array.isArray(parent)) parent.splice(Number(key), 1);
-  else delete parent[key];
 }
 
 const pick = <T>(items: readonly T[], n: number): T | undefined =>
@@ -307,11 +296,9 @@ function flip(hexText: string, variant: number): string {
 }
 
 function mutateForkInfo(body: Node, variant: number): void {
-  const isNode = (v: unknown): v is Node =>
-    typeof v === "object" && v !== null && !Array.isArray(v);
   // A retype may have left a string or a list where fork_info or its fork was.
-  const info = isNode(body.fork_info) ? body.fork_info : undefined;
-  const fork = isNode(info?.fork) ? info.fork : undefined;
+  const info = isObject(body.fork_info) ? body.fork_info : undefined;
+  const fork = isObject(info?.fork) ? info.fork : undefined;
   switch (variant % 8) {
     case 0:
       delete body.fork_info;
@@ -345,16 +332,16 @@ function mutateForkInfo(body: Node, variant: number): void {
 
 function applyMutation(body: unknown, mutation: Mutation): void {
   const paths = pathsOf(body);
-  const ofKind = (test: (v: unknown) => boolean) => paths.filter((p) => test(get(body, p)));
+  const ofKind = (test: (v: unknown) => boolean) => paths.filter((p) => test(valueAt(body, p)));
   switch (mutation.kind) {
     case "drop": {
       const path = pick(paths, mutation.pick);
-      if (path) set(body, path, undefined, true);
+      if (path) setAt(body, path, undefined, true);
       return;
     }
     case "retype": {
       const path = pick(paths, mutation.pick);
-      if (path) set(body, path, pick(RETYPES, mutation.variant));
+      if (path) setAt(body, path, pick(RETYPES, mutation.variant));
       return;
     }
     case "flipHex": {
@@ -362,7 +349,7 @@ function applyMutation(body: unknown, mutation: Mutation): void {
         ofKind((v) => typeof v === "string" && v.startsWith("0x")),
         mutation.pick,
       );
-      if (path) set(body, path, flip(get(body, path) as string, mutation.variant));
+      if (path) setAt(body, path, flip(valueAt(body, path) as string, mutation.variant));
       return;
     }
     case "bigNumber": {
@@ -370,19 +357,16 @@ function applyMutation(body: unknown, mutation: Mutation): void {
         (typeof v === "string" && /^[0-9]+$/.test(v)) ||
         (typeof v === "number" && Number.isInteger(v));
       const path = pick(ofKind(isUint), mutation.pick);
-      if (path) set(body, path, pick(BIG_NUMBERS, mutation.variant));
+      if (path) setAt(body, path, pick(BIG_NUMBERS, mutation.variant));
       return;
     }
     case "forkInfo":
       if (typeof body === "object" && body !== null) mutateForkInfo(body as Node, mutation.variant);
       return;
     case "extra": {
-      const objects = [
-        [],
-        ...ofKind((v) => typeof v === "object" && v !== null && !Array.isArray(v)),
-      ];
+      const objects = [[], ...ofKind(isObject)];
       const path = pick(objects, mutation.pick) ?? [];
-      const target = get(body, path);
+      const target = valueAt(body, path);
       // Prefixed: an extra field never lands on a field name the request has a meaning for.
       if (typeof target === "object" && target !== null) (target as Node).x_extra = mutation.value;
       return;

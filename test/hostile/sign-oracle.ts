@@ -43,7 +43,7 @@ const FORKS = ["PHASE0", "ALTAIR", "BELLATRIX", "CAPELLA", "DENEB", "ELECTRA", "
 const ZERO_ROOT = `0x${"00".repeat(32)}`;
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
+export const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** uint64: a decimal string of at most 20 digits up to 2^64-1, or a JSON integer up to 2^53-1. */
