@@ -17,12 +17,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import { type RunningSigner, startSigner } from "../../src/app/signer";
-import { loadConfig } from "../../src/config/load";
 import { createNobleBackend } from "../../src/signing/bls/noble";
 import { fromHex, toHex } from "../signing/lodestar";
 import { TempDir } from "../support/cli";
-import { testLogger } from "../support/log-capture";
+import { type InProcessSigner, startInProcessSigner } from "../support/signer";
 import { INTEROP_KEYS } from "../support/slashing";
 import {
   atLeast,
@@ -137,29 +135,20 @@ const CASES = plan();
 // ---- The signer ----
 
 const dir = new TempDir();
-const logLines: string[] = [];
 const noble = createNobleBackend();
-let signer: RunningSigner;
+let signer: InProcessSigner;
 let base: string;
 
 beforeAll(async () => {
-  const file = dir.file(
-    "clients.yaml",
-    [
-      "server: {listen_address: 127.0.0.1, listen_port: 0}",
-      "metrics: {listen_address: 127.0.0.1, listen_port: 0}",
+  signer = await startInProcessSigner(dir, "clients", {
+    yaml: [
       "network: mainnet",
       "bls: {backend: blst}",
       `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
       `antislashing: {backend: sqlite, path: "${resolve(dir.path, "slashing.sqlite")}"}`,
-      "",
-    ].join("\n"),
-  );
-  const loaded = loadConfig({ argv: ["-c", file], env: {} });
-  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const logger = testLogger("info", logLines);
-  signer = await startSigner(loaded.config, logger);
-  base = signer.http.url;
+    ],
+  });
+  base = signer.url;
 });
 
 afterAll(async () => {
