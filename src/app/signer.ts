@@ -12,7 +12,7 @@ import { authApiRoutes } from "../http/routes/auth-api";
 import { healthRoutes } from "../http/routes/health";
 import { sealRoutes, servedWhileSealed } from "../http/routes/seal";
 import { signerKeysRoutes } from "../http/routes/signer-keys";
-import { signingRoutes } from "../http/routes/signing";
+import { signingRoutes, signRoute } from "../http/routes/signing";
 import { statusRoutes } from "../http/routes/status";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
 import { loadServerTls, type ServerTls } from "../http/tls";
@@ -211,9 +211,10 @@ async function startWithStore(
     seal_state: seal ? (await seal.status()).state : "unsealed",
     keys: { filesystem: keys.count("filesystem"), cloud_kv: keys.count("cloud_kv") },
   });
+  const sign = signRoute(signing, authenticate, tracer);
   const routes: AnyElysia[] = [
     healthRoutes(health),
-    signingRoutes(signing, authenticate, tracer),
+    signingRoutes(sign, signing, authenticate),
     statusRoutes(status, authenticate),
     ...keyManager.routes,
     signerKeysRoutes(
@@ -245,6 +246,7 @@ async function startWithStore(
       }
     },
     routes,
+    direct: [sign],
     maxBodyBytesFor: (request) =>
       keyManager.maxBodyBytesFor(request) ?? cloudKv?.maxBodyBytesFor(request),
     maxBodyBytes: config.server.max_request_body_bytes,

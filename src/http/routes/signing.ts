@@ -4,6 +4,7 @@ import { isSigilError } from "../../errors";
 import { NOOP_TRACER, type Tracer } from "../../observability/tracing";
 import { type PreparedSignature, type SigningService, shortKey } from "../../signing/service";
 import type { Authenticate } from "../access";
+import type { DirectRoute } from "../app";
 import { STATUS_BY_CODE } from "../errors";
 import { pathParam } from "../params";
 import { requestMeta } from "../request-meta";
@@ -24,54 +25,69 @@ function signatureResponse(signature: Uint8Array, accept: string | null): Respon
     : new Response(hex, { headers: { "content-type": "text/plain; charset=utf-8" } });
 }
 
+export const SIGN_PATH_PREFIX = "/api/v1/eth2/sign/";
+
 /**
- * POST /api/v1/eth2/sign/{pubkey} (scope sign) and GET /api/v1/eth2/publicKeys (scope public_keys).
- * Each sign request is a `sign` span; `auth` covers authenticate, parse and authorize.
+ * POST /api/v1/eth2/sign/{pubkey} (scope sign). Each sign request is a `sign` span; `auth` covers
+ * authenticate, parse and authorize. Served directly (DirectRoute): it is every request a
+ * validator client makes, and the Elysia route below only sees identifiers that need decoding.
  */
-export function signingRoutes(
+export function signRoute(
   service: SigningService,
   authenticate: Authenticate,
   tracer: Tracer = NOOP_TRACER,
+): DirectRoute {
+  const handle = (request: Request, identifier: string, body: unknown): Promise<Response> => {
+    const meta = requestMeta(request);
+    return tracer.span("sign", { "sigil.request_id": meta.id }, async (span) => {
+      let prepared: PreparedSignature | undefined;
+      try {
+        const ready = await tracer.span("auth", {}, async () => {
+          const principal = await authenticate(request);
+          const parsed = service.prepare(identifier, body);
+          prepared = parsed;
+          const { pubkey, request: signingRequest } = parsed;
+          span.setAttributes({
+            "sigil.operation": signingRequest.operation,
+            "sigil.pubkey": shortKey(pubkey),
+          });
+          authorize(principal, { scope: "sign", pubkey, operation: signingRequest.operation });
+          return parsed;
+        });
+        const signature = await service.sign(ready, {
+          requestId: meta.id,
+          deadline: meta.deadline,
+        });
+        span.setAttributes({ "sigil.outcome": "signed", "http.response.status_code": 200 });
+        return signatureResponse(signature, request.headers.get("accept"));
+      } catch (error) {
+        const code = isSigilError(error) ? error.code : "internal_error";
+        span.setAttributes({
+          "sigil.outcome": code,
+          "http.response.status_code": STATUS_BY_CODE[code],
+        });
+        service.recordFailure(error, {
+          requestId: meta.id,
+          pubkey: prepared?.pubkey,
+          operation: prepared?.request.operation,
+        });
+        throw error;
+      }
+    });
+  };
+  return { method: "POST", prefix: SIGN_PATH_PREFIX, handle };
+}
+
+/** The signing routes for Elysia: sign (as `sign` serves it) and GET /api/v1/eth2/publicKeys (scope public_keys). */
+export function signingRoutes(
+  sign: DirectRoute,
+  service: SigningService,
+  authenticate: Authenticate,
 ) {
   return new Elysia()
-    .post("/api/v1/eth2/sign/:identifier", ({ params, body, request }) => {
-      const meta = requestMeta(request);
-      return tracer.span("sign", { "sigil.request_id": meta.id }, async (span) => {
-        let prepared: PreparedSignature | undefined;
-        try {
-          const ready = await tracer.span("auth", {}, async () => {
-            const principal = await authenticate(request);
-            const parsed = service.prepare(pathParam(params.identifier, "public key"), body);
-            prepared = parsed;
-            const { pubkey, request: signingRequest } = parsed;
-            span.setAttributes({
-              "sigil.operation": signingRequest.operation,
-              "sigil.pubkey": shortKey(pubkey),
-            });
-            authorize(principal, { scope: "sign", pubkey, operation: signingRequest.operation });
-            return parsed;
-          });
-          const signature = await service.sign(ready, {
-            requestId: meta.id,
-            deadline: meta.deadline,
-          });
-          span.setAttributes({ "sigil.outcome": "signed", "http.response.status_code": 200 });
-          return signatureResponse(signature, request.headers.get("accept"));
-        } catch (error) {
-          const code = isSigilError(error) ? error.code : "internal_error";
-          span.setAttributes({
-            "sigil.outcome": code,
-            "http.response.status_code": STATUS_BY_CODE[code],
-          });
-          service.recordFailure(error, {
-            requestId: meta.id,
-            pubkey: prepared?.pubkey,
-            operation: prepared?.request.operation,
-          });
-          throw error;
-        }
-      });
-    })
+    .post(`${SIGN_PATH_PREFIX}:identifier`, ({ params, body, request }) =>
+      sign.handle(request, pathParam(params.identifier, "public key"), body),
+    )
     .get("/api/v1/eth2/publicKeys", async ({ request }) =>
       Response.json(visibleKeys(await authenticate(request), "public_keys", service.publicKeys())),
     );
