@@ -43,6 +43,7 @@ import {
   envInt,
   envList,
   load1,
+  machineCpuTicks,
   percentile,
   printTable,
   type RunningSigner,
@@ -54,6 +55,7 @@ import {
   sortedCopy,
   sourceSchemaHas,
   startSigner,
+  threadCpuSeconds,
   vm,
   writeRawKeys,
 } from "./support";
@@ -180,6 +182,7 @@ export async function signHttp(): Promise<Record<string, unknown>> {
       "p99<20ms": r.half_p99_under_20ms,
       errors: r.errors,
       "signer cores": r.signer_cores_used_at_max,
+      "main µs/req": at(r, "signer_cpu_us_per_request_at_max.main_thread"),
       "peak RSS MiB": r.signer_peak_rss_mib,
     }));
     printTable(
@@ -228,6 +231,8 @@ async function runVariant(
 
   const loadBefore = load1();
   const cpuBefore = cpuSeconds(signer.proc.pid);
+  const threadsBefore = threadCpuSeconds(signer.proc.pid);
+  const machineBefore = machineCpuTicks();
   const max = wrk
     ? await runWrk(wrk, signer.url, keys.pubkeys, {
         connections: CONNECTIONS,
@@ -236,7 +241,12 @@ async function runVariant(
       })
     : await measured({ seconds: SECONDS, rate: 0, startIndex: warm.next_index });
   const signerCores = (cpuSeconds(signer.proc.pid) - cpuBefore) / max.elapsed_s;
+  const threadsAfter = threadCpuSeconds(signer.proc.pid);
+  const machineAfter = machineCpuTicks();
   const maxRate = max.ok / max.elapsed_s;
+  const microsPerRequest = (kind: "main" | "workers" | "other") =>
+    max.ok > 0 ? round(((threadsAfter[kind] - threadsBefore[kind]) / max.ok) * 1e6, 0) : null;
+  const machineTicks = machineAfter.total - machineBefore.total;
 
   const halfRate = Math.max(1, maxRate / 2);
   const halfSpec = { seconds: SECONDS, startIndex: max.next_index, rate: halfRate };
@@ -275,6 +285,15 @@ async function runVariant(
     errors: warm.errors + max.errors + half.errors,
     statuses: mergeCounts([warm.statuses, max.statuses, half.statuses]),
     signer_cores_used_at_max: round(signerCores, 2),
+    signer_cpu_us_per_request_at_max: {
+      main_thread: microsPerRequest("main"),
+      bls_workers: microsPerRequest("workers"),
+      other_threads: microsPerRequest("other"),
+    },
+    machine_busy_cores_at_max:
+      machineTicks > 0
+        ? round(((machineAfter.busy - machineBefore.busy) / machineTicks) * cpus().length, 2)
+        : null,
     signer_peak_rss_mib: vm(signer.proc.pid).peak_rss_mib,
     load_avg_before: loadBefore,
   };

@@ -318,7 +318,8 @@ export async function checkWrkRequests(wrk: string, pubkeys: readonly string[]):
     if (ks.length < 0.8 * expected || ks.length > 1.1 * expected) {
       throw new Error(`wrk check: ${ks.length} paced requests arrived, expected about ${expected}`);
     }
-    if (paced.ok !== ks.length && paced.ok !== ks.length - 4) {
+    // Each connection may have had its last request in flight when wrk stopped.
+    if (paced.ok > ks.length || paced.ok < ks.length - 4) {
       throw new Error(`wrk check: wrk counted ${paced.ok} answers for ${ks.length} requests`);
     }
     return closed.length + ks.length;

@@ -1,6 +1,14 @@
 // Shared helpers of the bls, sign-http, startup and slashing benchmarks: signer processes from a
 // temp config, readiness by the "sigil listening" line, /proc figures, percentiles, fixtures.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { SecretKey } from "@chainsafe/blst";
@@ -62,10 +70,49 @@ let clockTicks: number | undefined;
 
 /** CPU seconds (user + system) a process has used so far (/proc/<pid>/stat fields 14, 15). */
 export function cpuSeconds(pid: number): number {
+  return cpuSecondsOf(readFileSync(`/proc/${pid}/stat`, "utf8"));
+}
+
+/** utime + stime of a /proc stat line (a process's or a thread's), in seconds. */
+function cpuSecondsOf(stat: string): number {
   clockTicks ??= Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString()) || 100;
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+/**
+ * CPU seconds so far per kind of thread of a process: the main thread (its tid is the pid), Bun's
+ * worker threads (named "Worker": the BLS pool) and every other thread (JIT, GC, the thread pool
+ * that runs the fdatasyncs).
+ */
+export function threadCpuSeconds(pid: number): { main: number; workers: number; other: number } {
+  const total = { main: 0, workers: 0, other: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const seconds = cpuSecondsOf(stat);
+    if (tid === String(pid)) total.main += seconds;
+    else if (name === "Worker") total.workers += seconds;
+    else total.other += seconds;
+  }
+  return total;
+}
+
+/** Busy and total CPU time of the whole machine so far (/proc/stat), in clock ticks. */
+export function machineCpuTicks(): { busy: number; total: number } {
+  const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0); // idle + iowait
+  return { busy: total - idle, total };
 }
 
 // ─── the signer under test ────────────────────────────────────────────────────────────────────
