@@ -23,12 +23,16 @@ export function buildStamp(): BuildStamp {
 }
 
 /**
- * The BLS signing worker (src/signing/bls/pool.ts starts it), an entrypoint of its own. With every
+ * The worker threads, each an entrypoint of its own: the BLS signing worker (src/signing/bls/pool.ts
+ * starts it) and the slashing database's checkpoint worker (wal-checkpoint.ts). With every
  * entrypoint under src/, the binary's embedded file system mirrors src/: the main bundle sits at
- * its root and the worker at signing/bls/worker.js. pool.ts cannot find it from its own location
- * (bundled, its import.meta.url is the binary's), so it is told the path from the root.
+ * its root and the BLS worker at signing/bls/worker.js. The module that starts a worker cannot find
+ * it from its own location (bundled, its import.meta.url is the binary's), so it is told the path
+ * from the root.
  */
 const BLS_WORKER = "src/signing/bls/worker.ts";
+const CHECKPOINT_WORKER = "src/antislashing/backends/wal-checkpoint-worker.ts";
+const fromBundleRoot = (entry: string) => JSON.stringify(`./${entry.slice("src/".length)}`);
 const ROOT = join(import.meta.dir, "../..");
 
 export interface CompileOptions {
@@ -39,18 +43,23 @@ export interface CompileOptions {
   readonly plugins?: BunPlugin[];
 }
 
-/** Compiles src/main.ts and the BLS worker into `outfile`; throws with Bun's messages on failure. */
+/** Compiles src/main.ts and the workers into `outfile`; throws with Bun's messages on failure. */
 export async function compileSigil(options: CompileOptions): Promise<void> {
   let result: Bun.BuildOutput;
   try {
     result = await Bun.build({
-      entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, BLS_WORKER)],
+      entrypoints: [
+        join(ROOT, "src/main.ts"),
+        join(ROOT, BLS_WORKER),
+        join(ROOT, CHECKPOINT_WORKER),
+      ],
       compile: { outfile: options.outfile, ...(options.target ? { target: options.target } : {}) },
       minify: { syntax: true },
       sourcemap: "inline",
       define: {
         SIGIL_BUILD: JSON.stringify(options.stamp),
-        SIGIL_BLS_WORKER: JSON.stringify(`./${BLS_WORKER.slice("src/".length)}`),
+        SIGIL_BLS_WORKER: fromBundleRoot(BLS_WORKER),
+        SIGIL_CHECKPOINT_WORKER: fromBundleRoot(CHECKPOINT_WORKER),
       },
       plugins: options.plugins ?? [],
     });

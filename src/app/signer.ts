@@ -63,7 +63,7 @@ export async function startSigner(
   let tracer: Tracer | undefined;
   try {
     // The database first: an unreachable one should fail start-up before slow keystore decryption.
-    store = await openSlashingStore(config, logger);
+    store = await openSlashingStore(config, logger, "background");
     log.info("slashing protection", { backend: store.backend, strategy: store.strategy });
     // Disabled: a no-op, and the OpenTelemetry SDK is never loaded.
     tracer = await createTracer(config.opentelemetry);

@@ -10,7 +10,12 @@ import type { Logger } from "../observability/log";
  * Opens the configured slashing protection store. Backends are imported lazily so that a
  * signer on sqlite never loads the PostgreSQL or AWS clients.
  */
-export async function openSlashingStore(config: Config, logger: Logger): Promise<SlashingStore> {
+export async function openSlashingStore(
+  config: Config,
+  logger: Logger,
+  /** sqlite: "background" moves WAL checkpoints off the event loop (the signer's choice). */
+  sqliteCheckpoints: "inline" | "background" = "inline",
+): Promise<SlashingStore> {
   const settings = config.antislashing;
   const log = logger.child("antislashing");
   switch (settings.backend) {
@@ -18,7 +23,7 @@ export async function openSlashingStore(config: Config, logger: Logger): Promise
       // The database directory is created (owner-only) so that a fresh install just works.
       mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
       const { openSqliteStore } = await import("../antislashing/backends/sqlite");
-      return openSqliteStore(settings.path);
+      return openSqliteStore(settings.path, { checkpoints: sqliteCheckpoints, logger: log });
     }
     case "postgres": {
       const { openPostgresStore } = await import("../antislashing/backends/postgres");

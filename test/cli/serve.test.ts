@@ -135,6 +135,9 @@ describe("sigil serve", () => {
     }
     expect(sigil.stderrText()).toMatch(/BLS backend backend=blst/);
     expect(sigil.stderrText()).toMatch(/slashing protection backend=sqlite/);
+    // The checkpoint worker is its own entrypoint of the compiled binary: found, it says so.
+    expect(sigil.stderrText()).toMatch(/slashing database checkpoints run in a worker thread/);
+    expect(sigil.stderrText()).not.toMatch(/back on the event loop/);
   });
 
   test("examples/dev.yaml (what `npm start` uses) is a valid configuration", () => {

@@ -9,7 +9,9 @@
  * returns) before an fdatasync of the -wal file that started after its commit has succeeded; it
  * runs on the thread pool, and one serves every batch committed before it started (wal-sync.ts,
  * which also says why a failed sync stops all signing). So a signature still never leaves the
- * process before its record is on disk, and the loop keeps serving requests meanwhile.
+ * process before its record is on disk, and the loop keeps serving requests meanwhile. The
+ * signer also moves SQLite's WAL checkpoints (a copy and two fsyncs inside a COMMIT) to a worker
+ * thread (`checkpoints: "background"`, wal-checkpoint.ts).
  *
  * Atomicity. Every check runs inside ONE `BEGIN IMMEDIATE` transaction: genesis validators root
  * check/store, the rule query (rules.ts), and the insert. Checks that arrive while the event loop
@@ -57,6 +59,7 @@
  */
 
 import type { Database } from "bun:sqlite";
+import type { Logger } from "../../observability/log";
 import { openDurableSqlite } from "../../storage/sqlite";
 import {
   assertAttestationVote,
@@ -91,6 +94,7 @@ import {
   type SlashingStore,
 } from "../store";
 import { GroupCommit } from "./group-commit";
+import { INLINE_CHECKPOINTS, startBackgroundCheckpoints } from "./wal-checkpoint";
 import { openWalSync, type SyncWal, type WalSync } from "./wal-sync";
 
 export interface SqliteStoreOptions {
@@ -98,6 +102,16 @@ export interface SqliteStoreOptions {
   readonly busyTimeoutMs?: number;
   /** The sync of the -wal file behind the durability barrier (tests). Default: fdatasync. */
   readonly syncWal?: SyncWal;
+  /**
+   * "background": WAL checkpoints run in a worker thread instead of inside a COMMIT on the event
+   * loop (wal-checkpoint.ts); the signer uses it. Default "inline": SQLite's own, for short-lived
+   * processes (CLI commands, tests).
+   */
+  readonly checkpoints?: "inline" | "background";
+  /** Where the background checkpoints say they started, or fell back to inline ones. */
+  readonly logger?: Pick<Logger, "warn" | "info">;
+  /** Starts the checkpoint worker (tests). */
+  readonly spawnCheckpointWorker?: () => Worker;
 }
 
 /** The database was written by a newer sigil (or is not a sigil database). */
@@ -859,13 +873,32 @@ export async function openSqliteStore(
     foreignKeys: true,
     synchronous: "NORMAL",
   });
-  let durability: WalSync;
+  let wal: WalSync;
   try {
     migrate(db);
-    durability = openWalSync(db, options.syncWal);
+    wal = openWalSync(db, options.syncWal);
   } catch (error) {
     db.close(false);
     throw error;
   }
+  const checkpoints =
+    options.checkpoints === "background"
+      ? await startBackgroundCheckpoints(db, {
+          logger: options.logger,
+          spawn: options.spawnCheckpointWorker,
+        })
+      : INLINE_CHECKPOINTS;
+  // Checks and imports pass the barrier after each commit: that is where a checkpoint comes due.
+  const durability: WalSync = {
+    barrier: () => {
+      checkpoints.committed();
+      return wal.barrier();
+    },
+    assertHealthy: () => wal.assertHealthy(),
+    close: async () => {
+      await checkpoints.close();
+      await wal.close();
+    },
+  };
   return new SqliteSlashingStore(db, durability);
 }
