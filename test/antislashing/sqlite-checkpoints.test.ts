@@ -136,6 +136,24 @@ describe("sqlite WAL checkpoints in a worker thread", () => {
     }
   });
 
+  test("a worker that cannot even be started leaves SQLite's checkpoints in place, with a warning", async () => {
+    const lines: string[] = [];
+    const db = walDatabase();
+    try {
+      const checkpoints = await startBackgroundCheckpoints(db, {
+        spawn: () => {
+          throw new Error("test: no threads");
+        },
+        logger: testLogger("info", lines),
+      });
+      expect(checkpoints).toBe(INLINE_CHECKPOINTS);
+      expect(autocheckpoint(db)).toBe(SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES);
+      expect(lines.join("\n")).toContain("test: no threads");
+    } finally {
+      db.close();
+    }
+  });
+
   test("a worker lost while running hands checkpoints back to SQLite, with a warning", async () => {
     const lines: string[] = [];
     const db = walDatabase();

@@ -81,11 +81,14 @@ export async function startBackgroundCheckpoints(
   const files = db.query("PRAGMA database_list").all() as { name: string; file: string }[];
   const path = files.find((d) => d.name === "main")?.file ?? "";
   if (path === "") return INLINE_CHECKPOINTS;
-  const checkpoints = new BackgroundCheckpoints(db, options);
+  let checkpoints: BackgroundCheckpoints | undefined;
   try {
+    checkpoints = new BackgroundCheckpoints(db, options);
     await checkpoints.open(path);
   } catch (error) {
-    checkpoints.fallBack(error instanceof Error ? error.message : String(error));
+    const reason = error instanceof Error ? error.message : String(error);
+    if (checkpoints) checkpoints.fallBack(reason);
+    else warnInline(options, reason);
     return INLINE_CHECKPOINTS;
   }
   options.logger?.info("slashing database checkpoints run in a worker thread", {
@@ -170,10 +173,7 @@ class BackgroundCheckpoints implements WalCheckpoints {
     void this.#worker.terminate();
     if (wasStopped) return;
     this.db.run(`PRAGMA wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES}`);
-    this.options.logger?.warn(
-      "slashing database checkpoints are back on the event loop (requests may stall while one runs)",
-      { reason },
-    );
+    warnInline(this.options, reason);
   }
 
   #start(): void {
@@ -230,6 +230,13 @@ class BackgroundCheckpoints implements WalCheckpoints {
     for (const answer of waiting) answer.resolve({ type: "failed", reason });
     if (waiting.length === 0 && !this.#stopped) this.fallBack(reason);
   }
+}
+
+function warnInline(options: BackgroundCheckpointOptions, reason: string): void {
+  options.logger?.warn(
+    "slashing database checkpoints are back on the event loop (requests may stall while one runs)",
+    { reason },
+  );
 }
 
 function describe(reply: CheckpointReply): string {
