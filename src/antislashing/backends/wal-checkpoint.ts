@@ -27,6 +27,7 @@
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../../observability/log";
 import type { CheckpointReply, CheckpointRequest } from "./wal-checkpoint-protocol";
+import { mainDatabaseFile } from "./wal-sync";
 
 /** SQLite's default `wal_autocheckpoint`, restored when checkpoints go back to the main thread. */
 export const SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
@@ -78,8 +79,7 @@ export async function startBackgroundCheckpoints(
   db: Database,
   options: BackgroundCheckpointOptions = {},
 ): Promise<WalCheckpoints> {
-  const files = db.query("PRAGMA database_list").all() as { name: string; file: string }[];
-  const path = files.find((d) => d.name === "main")?.file ?? "";
+  const path = mainDatabaseFile(db);
   if (path === "") return INLINE_CHECKPOINTS;
   let checkpoints: BackgroundCheckpoints | undefined;
   try {

@@ -30,15 +30,9 @@ import type { Durability } from "./group-commit";
  *   opened after such a read. Its path is the one SQLite resolved (symlinks followed), read back
  *   from PRAGMA database_list. ":memory:" has no WAL: the barrier is a no-op.
  *
- * Checkpoints stay on the event loop: SQLite's automatic checkpoint runs inside the COMMIT that
- * fills the WAL to 1,000 pages, with an fsync of the WAL (cheap: the barriers have synced it) and
- * one of the database file. Measured on the benchmark VM with attestations for 1,000 validators:
- * 1.1–1.2 WAL pages per check, so about once a second at 900 checks/s, each making that one
- * commit 2–3 ms longer — within the spread of ordinary commits there. Taking it off the loop would
- * need a second connection in a worker running PASSIVE checkpoints; under steady load those rarely
- * catch up with the writer (the WAL restarts only once all of it is checkpointed), so SQLite's own
- * checkpoint would still be needed as a backstop. A larger wal_autocheckpoint (10,000) made the
- * stalls rarer but longer in a quick trial. Worth revisiting if a slow disk shows them in the p99.
+ * Checkpoints are not part of durability. SQLite's automatic one runs inside the COMMIT that fills
+ * the WAL to 1,000 pages and holds the event loop for a copy and two fsyncs; the signer moves them
+ * to a worker thread, with SQLite's own kept as a backstop (wal-checkpoint.ts).
  *
  * A failed sync poisons the store: that batch and every later one reject (the signer refuses to
  * sign) and the health check fails, until sigil is restarted. Not just its own batch: Linux
@@ -73,10 +67,15 @@ const NO_FILE: WalSync = {
   close: async () => {},
 };
 
+/** The main database's file as SQLite resolved it (symlinks followed); "" for ":memory:". */
+export function mainDatabaseFile(db: Database): string {
+  const files = db.query("PRAGMA database_list").all() as { name: string; file: string }[];
+  return files.find((d) => d.name === "main")?.file ?? "";
+}
+
 /** The connection's WAL, kept open until close(); a no-op for a database without a file. */
 export function openWalSync(db: Database, syncWal: SyncWal = fdatasyncWal): WalSync {
-  const files = db.query("PRAGMA database_list").all() as { name: string; file: string }[];
-  const file = files.find((d) => d.name === "main")?.file ?? "";
+  const file = mainDatabaseFile(db);
   if (file === "") return NO_FILE;
   const mode = db.query("PRAGMA journal_mode").get() as { journal_mode: string } | null;
   if (mode?.journal_mode !== "wal") throw new Error(`${file} is not in WAL mode`);
