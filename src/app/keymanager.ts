@@ -7,6 +7,7 @@ import type { Authenticate } from "../http/access";
 import { KEYSTORES_PATH, keyManagerRoutes } from "../http/routes/keymanager";
 import { KeyManagerService } from "../keys/key-manager";
 import type { KeyStore } from "../keys/key-store";
+import type { KeystoreCache } from "../keys/keystore-cache";
 import type { Logger } from "../observability/log";
 import type { BlsBackend } from "../signing/bls/backend";
 import { JobLimiter } from "../signing/limiter";
@@ -27,6 +28,7 @@ export function wireKeyManager(
     logger: Logger;
     authenticate: Authenticate;
     authMode: AuthMode;
+    keystoreCache?: KeystoreCache;
   },
 ): KeyManagerWiring {
   const km = config.key_sources.key_manager_api;
@@ -39,6 +41,7 @@ export function wireKeyManager(
     directory: resolve(config.key_sources.filesystem.paths[0] ?? ""),
     maxItemsPerRequest: km.max_items_per_request,
     logger: deps.logger.child("keymanager"),
+    ...(deps.keystoreCache ? { cache: deps.keystoreCache } : {}),
   });
   // Beyond the concurrency limit as many again may wait; more get 503 queue_full.
   const reads = new JobLimiter({

@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import type { Config } from "../config/schema";
 import { loadFilesystemKeys } from "../keys/filesystem";
 import type { KeyStore } from "../keys/key-store";
+import type { KeystoreCache } from "../keys/keystore-cache";
 import type { CheckResult } from "../observability/health";
 import type { Logger } from "../observability/log";
 import type { BlsBackend } from "../signing/bls/backend";
@@ -11,6 +12,8 @@ export interface KeyLoadSummary {
   failed: number;
   /** Why each failed key was skipped (no secrets). */
   reasons: string[];
+  /** The keystore cache, open for the Key Manager API (enabled with both); closed by the caller. */
+  keystoreCache?: KeystoreCache;
 }
 
 /** Loads every configured key source into the store; failures are logged by the source and counted. */
@@ -29,8 +32,16 @@ export async function loadConfiguredKeys(
     rawConcurrency: raw_load_concurrency,
     bls,
     logger: logger.child("keys"),
-    // Relative to the working directory, like antislashing.path.
-    ...(cache.enabled ? { cache: { path: resolve(cache.path) } } : {}),
+    // Relative to the working directory, like antislashing.path. Kept open for the Key Manager
+    // API, whose imports it then holds too.
+    ...(cache.enabled
+      ? {
+          cache: {
+            path: resolve(cache.path),
+            keepOpen: config.key_sources.key_manager_api.enabled,
+          },
+        }
+      : {}),
   });
   // With the Key Manager API on, it manages exactly the keys it could have written: a
   // `<pubkey>.yaml` in the first path holding that one key. Deleting means removing that file, so
@@ -53,7 +64,12 @@ export async function loadConfiguredKeys(
     ...result.failures.map((f) => f.reason),
     ...Array<string>(duplicates).fill("duplicate across sources"),
   ];
-  return { loaded: result.keys.length - duplicates, failed: reasons.length, reasons };
+  return {
+    loaded: result.keys.length - duplicates,
+    failed: reasons.length,
+    reasons,
+    ...(result.cache ? { keystoreCache: result.cache } : {}),
+  };
 }
 
 /** Web3Signer's convention: the key check is DOWN when any configured key failed to load. */

@@ -204,6 +204,7 @@ async function startWithStore(
     logger,
     authenticate,
     authMode: auth.authenticator.mode,
+    ...(keySummary.keystoreCache ? { keystoreCache: keySummary.keystoreCache } : {}),
   });
   const status = async () => ({
     version: VERSION,
@@ -303,6 +304,7 @@ async function startWithStore(
       await tracer.shutdown();
       await auth.close();
       await store.close();
+      keySummary.keystoreCache?.close();
       await running.close();
       return { forced: forced || !idle };
     },

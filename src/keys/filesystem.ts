@@ -79,6 +79,8 @@ export interface FilesystemLoadFailure {
 export interface FilesystemLoadResult {
   keys: FilesystemKey[];
   failures: FilesystemLoadFailure[];
+  /** The keystore cache, still open for the Key Manager API's changes (`cache.keepOpen` only). */
+  cache?: KeystoreCache;
 }
 
 /** Decrypts an EIP-2335 keystore: `decryptKeystore`, or a wrapper around it (tests count calls). */
@@ -90,8 +92,12 @@ export interface FilesystemLoadOptions {
   rawConcurrency: number;
   bls: BlsBackend;
   logger: Logger;
-  /** The keystore cache file; absent: no cache. */
-  cache?: { path: string };
+  /**
+   * The keystore cache file; absent: no cache. `keepOpen`: the cache is returned open, so that
+   * keystores imported later are sealed into it (the caller closes it); otherwise its keys are
+   * wiped once the load ends.
+   */
+  cache?: { path: string; keepOpen?: boolean };
   /** Defaults to `decryptKeystore`. */
   decrypt?: KeystoreDecrypt;
 }
@@ -172,6 +178,22 @@ async function listDescriptors(dir: string): Promise<string[]> {
   } catch (err) {
     throw new DescriptorError(`key directory: ${ioProblem(err)}`);
   }
+}
+
+/**
+ * A keystore as the cache identifies it (file hash, normalised password, KDF), read from its
+ * files exactly as the next start-up will read them. The caller wipes `password`.
+ */
+export async function readCacheKeystore(
+  keystoreFile: string,
+  keystorePasswordFile: string,
+): Promise<CacheKeystore> {
+  const descriptor: KeystoreDescriptor = {
+    type: "file-keystore",
+    keystoreFile,
+    keystorePasswordFile,
+  };
+  return (await readKeystore(descriptor, () => {})).cache;
 }
 
 /** Reads a keystore and its password and validates the keystore; no KDF runs here. */
@@ -421,7 +443,7 @@ export async function loadFilesystemKeys(
   } finally {
     for (const read of keystores) read.cache.password.fill(0);
     if (cache) {
-      cache.finish();
+      cache.finish({ keepOpen: options.cache?.keepOpen === true });
       logger.info("keystore cache", { path: cache.path, state: cache.state, ...cache.stats });
     }
   }
@@ -452,5 +474,5 @@ export async function loadFilesystemKeys(
     elapsed_ms: Math.round(performance.now() - started),
     paths: seenDirs.size,
   });
-  return { keys, failures };
+  return { keys, failures, ...(cache && options.cache?.keepOpen ? { cache } : {}) };
 }

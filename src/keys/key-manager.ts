@@ -5,6 +5,7 @@ import type { SlashingStore } from "../antislashing/store";
 import { type Principal, visibleKeys } from "../auth/authenticator";
 import type { Logger } from "../observability/log";
 import type { BlsBackend } from "../signing/bls/backend";
+import { readCacheKeystore } from "./filesystem";
 import {
   type DeleteStatus,
   type ImportStatus,
@@ -15,6 +16,7 @@ import {
 import type { KeyStore } from "./key-store";
 import { KeyedLock } from "./keyed-lock";
 import { keystoreFailureReason } from "./keystore";
+import type { KeystoreCache } from "./keystore-cache";
 import { openImportedKeystore } from "./keystore-import";
 import { removeFilesDurably, removeLeftoverTemporaries, writeFileAtomic } from "./persist";
 import { createSemaphore } from "./semaphore";
@@ -31,7 +33,15 @@ export interface KeyManagerDeps {
   directory: string;
   maxItemsPerRequest: number;
   logger: Logger;
+  /** The open keystore cache: imports are sealed into it and deletes dropped from it. */
+  cache?: Pick<KeystoreCache, "add" | "drop" | "flush">;
 }
+
+/** Why an imported keystore stays out of the cache until the next start-up rebuilds it. */
+const NOT_CACHED = {
+  new_password: "its password is not one the cache was made with",
+  costlier_kdf: "its scrypt costs more than the cache's",
+} as const;
 
 /** The Ethereum Key Manager API's keystore operations over the key store and slashing database. */
 export class KeyManagerService {
@@ -95,6 +105,8 @@ export class KeyManagerService {
     const data = await Promise.all(
       request.keystores.map((text, i) => this.importOne(text, request.passwords[i] ?? "", seen)),
     );
+    // One write of the cache for the whole request.
+    this.deps.cache?.flush();
     return { data };
   }
 
@@ -106,9 +118,13 @@ export class KeyManagerService {
       this.deps.maxItemsPerRequest,
       "key_manager_api.max_items_per_request",
     );
-    return deleteWithHistory(this.deps.slashing, pubkeys, (pubkey) =>
-      this.#lock.run(pubkey, () => this.deleteOne(pubkey)),
-    );
+    try {
+      return await deleteWithHistory(this.deps.slashing, pubkeys, (pubkey) =>
+        this.#lock.run(pubkey, () => this.deleteOne(pubkey)),
+      );
+    } finally {
+      this.deps.cache?.flush();
+    }
   }
 
   private async importOne(
@@ -123,27 +139,59 @@ export class KeyManagerService {
       seen,
     });
     if (!opened.ok) return opened.result;
-    // Files on disk hold the keystore itself: the decrypted secret is not needed past this point.
-    opened.secret.fill(0);
-    const { pubkey, key } = opened;
-    return this.#lock.run(pubkey, async () => {
-      if (this.deps.keys.get(pubkey)) return { status: "duplicate" as const };
+    const { pubkey, key, secret } = opened;
+    try {
+      return await this.#lock.run(pubkey, async () => {
+        if (this.deps.keys.get(pubkey)) return { status: "duplicate" as const };
+        try {
+          this.persist(pubkey, text, password);
+        } catch (error) {
+          this.deps.logger.error("could not write an imported keystore", {
+            pubkey,
+            error: keystoreFailureReason(error),
+          });
+          return {
+            status: "error" as const,
+            message: `could not write the keystore to ${this.deps.directory}`,
+          };
+        }
+        this.deps.keys.add({ pubkey, key, source: "filesystem", readonly: false });
+        this.deps.logger.info("keystore imported", { pubkey });
+        await this.sealIntoCache(pubkey, secret);
+        return { status: "imported" as const };
+      });
+    } finally {
+      // Past this point the files on disk hold the keystore; the decrypted secret is not needed.
+      secret.fill(0);
+    }
+  }
+
+  /**
+   * Seals the imported key into the keystore cache, identified as the next start-up will read its
+   * files, so that start-up needs no KDF for it. Never fails the import: the key is imported.
+   */
+  private async sealIntoCache(pubkey: string, secret: Uint8Array): Promise<void> {
+    const { cache, logger } = this.deps;
+    if (cache === undefined) return;
+    const files = this.filesOf(pubkey);
+    try {
+      const keystore = await readCacheKeystore(files.keystore, files.password);
       try {
-        this.persist(pubkey, text, password);
-      } catch (error) {
-        this.deps.logger.error("could not write an imported keystore", {
-          pubkey,
-          error: keystoreFailureReason(error),
-        });
-        return {
-          status: "error" as const,
-          message: `could not write the keystore to ${this.deps.directory}`,
-        };
+        const result = cache.add(keystore, pubkey, secret);
+        if (result !== "sealed")
+          logger.warn(
+            "imported keystore not in the keystore cache: the next start-up decrypts every keystore to rebuild it",
+            { pubkey, reason: NOT_CACHED[result] },
+          );
+      } finally {
+        keystore.password.fill(0);
       }
-      this.deps.keys.add({ pubkey, key, source: "filesystem", readonly: false });
-      this.deps.logger.info("keystore imported", { pubkey });
-      return { status: "imported" as const };
-    });
+    } catch (error) {
+      logger.warn("imported keystore not in the keystore cache: the next start-up decrypts it", {
+        pubkey,
+        reason: keystoreFailureReason(error),
+      });
+    }
   }
 
   /** Keystore and password first, the descriptor last: without a descriptor nothing is loaded. */
@@ -190,6 +238,7 @@ export class KeyManagerService {
       return { status: "error", message: "could not delete the key's files; the key stays active" };
     }
     this.deps.keys.remove(pubkey);
+    this.deps.cache?.drop(pubkey);
     try {
       removeFilesDurably([files.keystore, files.password]);
     } catch (error) {

@@ -28,7 +28,7 @@ import { loadConfig } from "../config/load";
 import { createNobleBackend } from "../signing/bls/noble";
 import { type FilesystemLoadResult, loadFilesystemKeys } from "./filesystem";
 import { KeyStore } from "./key-store";
-import { decryptKeystore } from "./keystore";
+import { decryptKeystore, normalizePassword } from "./keystore";
 import { CACHE_KDF_FLOOR, type CacheKeystore, cacheKdfCost } from "./keystore-cache";
 
 // Real keystores made by another implementation (@chainsafe/bls-keystore), cheap enough to make
@@ -127,7 +127,7 @@ interface Loaded {
   records: Record<string, unknown>[];
 }
 
-async function load(dir: string, cachePath?: string): Promise<Loaded> {
+async function load(dir: string, cachePath?: string, keepOpen = false): Promise<Loaded> {
   const lines: string[] = [];
   const logger = testLogger("debug", lines);
   let kdfs = 0;
@@ -153,7 +153,7 @@ async function load(dir: string, cachePath?: string): Promise<Loaded> {
     bls,
     logger,
     decrypt,
-    ...(cachePath === undefined ? {} : { cache: { path: cachePath } }),
+    ...(cachePath === undefined ? {} : { cache: { path: cachePath, keepOpen } }),
   });
   const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   return { result, kdfs, maxInFlight, decrypted, records };
@@ -479,6 +479,55 @@ test("key_sources.filesystem.cache turns the cache on for the configured keys, r
   expect(defaults.config.key_sources.filesystem.cache).toEqual({
     enabled: false,
     path: "./keystore_cache.json",
+  });
+});
+
+describe("the cache kept open for the Key Manager API", () => {
+  const identity = (password: string, kdf: CacheKeystore["kdf"]): CacheKeystore => ({
+    keystoreHash: randomBytes(32),
+    password: normalizePassword(password),
+    kdf,
+  });
+  const PBKDF2_COST = { fn: "pbkdf2", c: 1024 } as const;
+
+  test("only a load asked to keep it open returns it", async () => {
+    const { dir, cachePath } = setup(true);
+    expect((await load(dir, cachePath)).result.cache).toBeUndefined();
+    const opened = (await load(dir, cachePath, true)).result.cache;
+    expect(opened).toBeDefined();
+    opened?.close();
+  });
+
+  test("seals a keystore its master covers, refuses a new password or a costlier scrypt, drops by pubkey", async () => {
+    const { dir, cachePath } = setup(true);
+    const cache = (await load(dir, cachePath, true)).result.cache;
+    if (!cache) throw new Error("no open cache");
+    const added = fixture(SHARED);
+    expect(cache.add(identity(SHARED, PBKDF2_COST), added.pubkey, added.secret)).toBe("sealed");
+    expect(cache.add(identity("never configured", PBKDF2_COST), added.pubkey, added.secret)).toBe(
+      "new_password",
+    );
+    const costlier = { fn: "scrypt", ...CACHE_KDF_FLOOR, p: 2 } as const;
+    expect(cache.add(identity(SHARED, costlier), added.pubkey, added.secret)).toBe("costlier_kdf");
+    // Nothing is written before flush.
+    expect(readCache(cachePath).entries).toHaveLength(KEYSTORES);
+    cache.flush();
+    expect(readCache(cachePath).entries.map((e) => e.pubkey)).toEqual(
+      expect.arrayContaining([added.pubkey]),
+    );
+    expect(readCache(cachePath).entries).toHaveLength(KEYSTORES + 1);
+    // k0 and the added key: every entry of the pubkey goes.
+    cache.drop(added.pubkey);
+    cache.drop(keys[0]?.pubkey ?? "");
+    cache.flush();
+    const left = readCache(cachePath).entries.map((e) => e.pubkey);
+    expect(left).toHaveLength(KEYSTORES - 1);
+    expect(left).not.toContain(added.pubkey);
+    expect(left).not.toContain(keys[0]?.pubkey);
+    cache.close();
+    expect(() => cache.add(identity(SHARED, PBKDF2_COST), added.pubkey, added.secret)).toThrow(
+      "not open",
+    );
   });
 });
 

@@ -22,6 +22,13 @@
  * and sealed under the same master, and entries no configured keystore used are dropped. The file
  * is rewritten (atomically, mode 0600) whenever its contents would change.
  *
+ * While the signer runs (`keepOpen`), the Key Manager API's imports and deletes update the file:
+ * an imported keystore whose password the master was made with (and whose KDF is no costlier than
+ * the cache's) is sealed at once; a deleted key's entries are dropped. A keystore under a new
+ * password cannot be added without every other password (the master would change): the next
+ * start-up rebuilds the cache, as it would have anyway. Keeping the open cache's keys in memory
+ * exposes nothing more than the secrets the signer already holds.
+ *
  * Nothing in the file is trusted before it authenticates, and nothing about it is fatal: a
  * missing, corrupted, foreign or stale cache is logged and rebuilt; an entry that does not open is
  * decrypted again. A file at the path that is not a keystore cache (say, a mistyped path pointing
@@ -100,6 +107,8 @@ interface Keys {
   check: Buffer;
   id: Buffer;
   seal: Buffer;
+  /** In memory only: tags the passwords of the master, to tell whether a new keystore fits. */
+  password: Buffer;
 }
 
 export interface OpenCacheOptions {
@@ -174,7 +183,11 @@ function deriveMaster(secret: Buffer, salt: Buffer, cost: ScryptCost): Promise<B
 function splitKeys(master: Buffer): Keys {
   const sub = (purpose: string) =>
     Buffer.from(hkdfSync("sha256", master, Buffer.alloc(0), `${DOMAIN} ${purpose}`, 32));
-  return { check: sub("check"), id: sub("id"), seal: sub("seal") };
+  return { check: sub("check"), id: sub("id"), seal: sub("seal"), password: sub("password") };
+}
+
+function passwordTag(keys: Keys, password: Uint8Array): string {
+  return createHmac("sha256", keys.password).update(password).digest("hex");
 }
 
 /** The header as the check MAC covers it, rebuilt from parsed values (never from file text). */
@@ -376,7 +389,7 @@ export async function openKeystoreCache(
       } else {
         const keys = await keysFor(secret, file.kdf);
         if (timingSafeEqual(checkValue(keys, file.kdf), file.check)) {
-          return new KeystoreCache(path, logger, "valid", file, keys, existing.loose);
+          return new KeystoreCache(path, logger, "valid", file, keys, existing.loose, keystores);
         }
         wipeKeys(keys);
         logger.warn("keystore cache ignored, rebuilding", {
@@ -394,7 +407,7 @@ export async function openKeystoreCache(
     const keys = await keysFor(secret, kdf);
     const file: CacheFile = { kdf, check: checkValue(keys, kdf), entries: new Map() };
     const state = existing.kind === "missing" ? "new" : "rebuilt";
-    return new KeystoreCache(path, logger, state, file, keys, true);
+    return new KeystoreCache(path, logger, state, file, keys, true, keystores);
   } finally {
     secret.fill(0);
   }
@@ -413,16 +426,31 @@ function wipeKeys(keys: Keys): void {
   keys.check.fill(0);
   keys.id.fill(0);
   keys.seal.fill(0);
+  keys.password.fill(0);
 }
+
+/** What `add` did with an imported keystore. */
+export type CacheAddResult =
+  | "sealed"
+  /** Its password is not one the master was made with: the next start-up rebuilds the cache. */
+  | "new_password"
+  /** Its scrypt costs more than the cache's: the next start-up rebuilds the cache. */
+  | "costlier_kdf";
 
 export class KeystoreCache {
   /** Entries to write: those a configured keystore used or sealed during this load. */
   readonly #kept = new Map<string, Entry>();
   /** Ids of stored entries that opened: `keep` may reuse their sealed bytes unchanged. */
   readonly #opened = new Set<string>();
+  /** Tags (passwordTag) of the passwords the master was made with. */
+  readonly #passwords: ReadonlySet<string>;
   #rejected = 0;
   #hits = 0;
   #sealed = 0;
+  /** Set by `finish`: from then on `add` and `drop` change `#kept` and `flush` writes it. */
+  #loaded = false;
+  #dirty = false;
+  #closed = false;
 
   constructor(
     readonly path: string,
@@ -432,7 +460,10 @@ export class KeystoreCache {
     private readonly keys: Keys,
     /** True when the file must be written whatever this load finds (new, rebuilt, loose mode). */
     private readonly mustWrite: boolean,
-  ) {}
+    keystores: readonly CacheKeystore[],
+  ) {
+    this.#passwords = new Set(keystores.map((k) => passwordTag(keys, k.password)));
+  }
 
   /** Keystores served from the cache, and keystores decrypted and sealed, so far. */
   get stats(): { fromCache: number; sealed: number; rejected: number } {
@@ -485,11 +516,7 @@ export class KeystoreCache {
       this.#kept.set(key, stored);
       return;
     }
-    const nonce = randomBytes(NONCE_BYTES);
-    const cipher = createCipheriv("aes-256-gcm", this.keys.seal, nonce);
-    cipher.setAAD(aad(keystore, id, pubkey));
-    const sealed = Buffer.concat([cipher.update(secret), cipher.final(), cipher.getAuthTag()]);
-    this.#kept.set(key, { id, pubkey, nonce, sealed });
+    this.#kept.set(key, this.#seal(keystore, id, pubkey, secret));
     this.#sealed++;
   }
 
@@ -502,10 +529,11 @@ export class KeystoreCache {
   }
 
   /**
-   * Ends the load: writes the kept entries when the file would change (atomically, mode 0600),
-   * then wipes the keys. A failed write is logged, not thrown: the keys are loaded either way.
+   * Ends the load: writes the kept entries when the file would change (atomically, mode 0600).
+   * Unless `keepOpen`, the keys are wiped: nothing more can be read or sealed. A failed write is
+   * logged, not thrown: the keys are loaded either way.
    */
-  finish(): void {
+  finish(options: { keepOpen?: boolean } = {}): void {
     try {
       if (this.#rejected > 0) {
         this.logger.warn("keystore cache entries did not open; those keystores were decrypted", {
@@ -513,18 +541,75 @@ export class KeystoreCache {
           entries: this.#rejected,
         });
       }
-      if (!this.changed) return;
-      try {
-        writeFileAtomic(this.path, serialize(this.file.kdf, this.file.check, this.#kept.values()));
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        this.logger.warn("keystore cache not written", {
-          path: this.path,
-          reason: typeof code === "string" ? code : err instanceof Error ? err.message : "error",
-        });
-      }
+      this.#loaded = true;
+      if (this.changed) this.#write();
     } finally {
-      wipeKeys(this.keys);
+      if (!options.keepOpen) this.close();
+    }
+  }
+
+  /**
+   * Seals a keystore imported while the signer runs, when the master covers it; `flush` writes
+   * it. The caller checked `secret` against the keystore and still owns (and zeroes) it.
+   */
+  add(keystore: CacheKeystore, pubkey: string, secret: Uint8Array): CacheAddResult {
+    this.#assertOpen();
+    if (!this.#passwords.has(passwordTag(this.keys, keystore.password))) return "new_password";
+    if (!atLeast(this.file.kdf, cacheKdfCost([keystore]))) return "costlier_kdf";
+    const id = entryId(this.keys, keystore);
+    this.#kept.set(id.toString("hex"), this.#seal(keystore, id, pubkey, secret));
+    this.#dirty = true;
+    return "sealed";
+  }
+
+  /** Drops every entry sealed for this pubkey (a deleted key); `flush` writes the change. */
+  drop(pubkey: string): void {
+    this.#assertOpen();
+    for (const [key, entry] of this.#kept) {
+      if (entry.pubkey !== pubkey) continue;
+      this.#kept.delete(key);
+      this.#dirty = true;
+    }
+  }
+
+  /** Writes what `add` and `drop` changed since the last write (logged, not thrown, on failure). */
+  flush(): void {
+    if (this.#closed || !this.#dirty) return;
+    this.#write();
+  }
+
+  /** Wipes the keys; the cache can no longer be read or changed. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    wipeKeys(this.keys);
+  }
+
+  #assertOpen(): void {
+    if (!this.#loaded || this.#closed)
+      throw new Error("the keystore cache is not open for changes");
+  }
+
+  #seal(keystore: CacheKeystore, id: Buffer, pubkey: string, secret: Uint8Array): Entry {
+    const nonce = randomBytes(NONCE_BYTES);
+    const cipher = createCipheriv("aes-256-gcm", this.keys.seal, nonce);
+    cipher.setAAD(aad(keystore, id, pubkey));
+    const sealed = Buffer.concat([cipher.update(secret), cipher.final(), cipher.getAuthTag()]);
+    return { id, pubkey, nonce, sealed };
+  }
+
+  #write(): void {
+    this.#dirty = false;
+    try {
+      writeFileAtomic(this.path, serialize(this.file.kdf, this.file.check, this.#kept.values()));
+    } catch (err) {
+      // Written again with the next change; a start-up finds the older file and repairs it.
+      this.#dirty = true;
+      const code = (err as { code?: unknown }).code;
+      this.logger.warn("keystore cache not written", {
+        path: this.path,
+        reason: typeof code === "string" ? code : err instanceof Error ? err.message : "error",
+      });
     }
   }
 }
