@@ -43,6 +43,7 @@ import {
   envInt,
   envList,
   load1,
+  machineCores,
   machineCpuTicks,
   percentile,
   printTable,
@@ -246,10 +247,15 @@ async function runVariant(
   const maxRate = max.ok / max.elapsed_s;
   const microsPerRequest = (kind: "main" | "workers" | "other") =>
     max.ok > 0 ? round(((threadsAfter[kind] - threadsBefore[kind]) / max.ok) * 1e6, 0) : null;
-  const machineTicks = machineAfter.total - machineBefore.total;
+  const cores = cpus().length;
+  const machine = (kind: "busy" | "steal", before = machineBefore, after = machineAfter) => {
+    const value = machineCores(before, after, kind, cores);
+    return value === null ? null : round(value, 2);
+  };
 
   const halfRate = Math.max(1, maxRate / 2);
   const halfSpec = { seconds: SECONDS, startIndex: max.next_index, rate: halfRate };
+  const halfMachineBefore = machineCpuTicks();
   const half = wrk
     ? {
         ...(await runWrk(wrk, signer.url, keys.pubkeys, {
@@ -259,6 +265,7 @@ async function runVariant(
         client_cpu_s: null,
       }
     : await measured(halfSpec);
+  const halfMachineAfter = machineCpuTicks();
   const rawBlst = raw.blst?.total_ops_per_s ?? 0;
   const rawOwn = variant.bls === "noble" ? raw.noble?.total_ops_per_s : rawBlst;
   const halfP99 = half.p99_ms;
@@ -290,10 +297,9 @@ async function runVariant(
       bls_workers: microsPerRequest("workers"),
       other_threads: microsPerRequest("other"),
     },
-    machine_busy_cores_at_max:
-      machineTicks > 0
-        ? round(((machineAfter.busy - machineBefore.busy) / machineTicks) * cpus().length, 2)
-        : null,
+    machine_busy_cores_at_max: machine("busy"),
+    machine_steal_cores_at_max: machine("steal"),
+    machine_steal_cores_at_half: machine("steal", halfMachineBefore, halfMachineAfter),
     signer_peak_rss_mib: vm(signer.proc.pid).peak_rss_mib,
     load_avg_before: loadBefore,
   };

@@ -103,8 +103,11 @@ export function threadCpuSeconds(pid: number): { main: number; workers: number; 
   return total;
 }
 
-/** Busy and total CPU time of the whole machine so far (/proc/stat), in clock ticks. */
-export function machineCpuTicks(): { busy: number; total: number } {
+/**
+ * CPU time of the whole machine so far (/proc/stat), in clock ticks: busy (everything but idle and
+ * iowait), of which `steal` is time the hypervisor gave the virtual CPUs to someone else.
+ */
+export function machineCpuTicks(): { busy: number; steal: number; total: number } {
   const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "")
     .trim()
     .split(/\s+/)
@@ -112,7 +115,18 @@ export function machineCpuTicks(): { busy: number; total: number } {
     .map(Number);
   const total = fields.reduce((sum, value) => sum + value, 0);
   const idle = (fields[3] ?? 0) + (fields[4] ?? 0); // idle + iowait
-  return { busy: total - idle, total };
+  return { busy: total - idle, steal: fields[7] ?? 0, total };
+}
+
+/** Cores' worth of `kind` between two readings of machineCpuTicks; null over no time. */
+export function machineCores(
+  before: ReturnType<typeof machineCpuTicks>,
+  after: ReturnType<typeof machineCpuTicks>,
+  kind: "busy" | "steal",
+  cores: number,
+): number | null {
+  const ticks = after.total - before.total;
+  return ticks > 0 ? ((after[kind] - before[kind]) / ticks) * cores : null;
 }
 
 // ─── the signer under test ────────────────────────────────────────────────────────────────────
