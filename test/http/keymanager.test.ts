@@ -1,37 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { create, defaultPbkdfModule, defaultScryptModule } from "@chainsafe/bls-keystore";
-import { SecretKey } from "@chainsafe/blst";
+import { defaultScryptModule } from "@chainsafe/bls-keystore";
 import { type RunningSigner, startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
+import { interopKeystore, type KdfModule, type TestKeystore } from "../support/keystores";
 import { captureSink } from "../support/log-capture";
 import { expectValidRequest, expectValidResponse, loadOpenApi } from "../support/openapi";
 import { attestationRequest } from "../support/slashing";
 
 const dir = new TempDir();
 const PASSWORD = "key-manager-test-password";
-const CHEAP_PBKDF2 = {
-  ...defaultPbkdfModule(),
-  params: { ...defaultPbkdfModule().params, c: 1024 },
-};
-
-interface TestKey {
-  pubkey: string;
-  keystore: string;
-}
-
-type KdfModule = NonNullable<Parameters<typeof create>[5]>;
-
-async function makeKey(index: number, kdf: KdfModule = CHEAP_PBKDF2): Promise<TestKey> {
-  const secret = interopSecret(index);
-  const pubkey = SecretKey.fromBytes(secret).toPublicKey().toBytes();
-  const keystore = await create(PASSWORD, secret, pubkey, `m/12381/3600/${index}/0/0`, "", kdf);
-  return { pubkey: `0x${Buffer.from(pubkey).toString("hex")}`, keystore: JSON.stringify(keystore) };
-}
+type TestKey = TestKeystore;
+const makeKey = (index: number, kdf?: KdfModule) => interopKeystore(index, PASSWORD, kdf);
 
 let keys: TestKey[] = [];
 let scryptKeys: TestKey[] = [];

@@ -4,22 +4,17 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { deriveKeyFromMnemonic } from "@chainsafe/bls-keygen";
-import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
 import { armor, Decrypter } from "age-encryption";
 import { ageKeys, bootstrapStateful, managementCall, submitShare, sys } from "../support/ceremony";
 import { type RunningSigil, startSigil, TempDir } from "../support/cli";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
-import { interopSecret } from "../support/interop";
+import { interopKeystore } from "../support/keystores";
 import { registerTestSecret } from "../support/log-capture";
 import { attestationRequest } from "../support/slashing";
 
 const dir = new TempDir();
 const PASSWORD = "cloud-kv-import-password";
-const CHEAP_PBKDF2 = {
-  ...defaultPbkdfModule(),
-  params: { ...defaultPbkdfModule().params, c: 1024 },
-};
 let dynamo: RunningDynamo;
 let sigil: RunningSigil;
 let management = "";
@@ -77,19 +72,7 @@ async function inventory(limit: number) {
   }
 }
 
-async function makeKeystore(index: number) {
-  const secret = interopSecret(index);
-  const pubkey = SecretKey.fromBytes(secret).toPublicKey().toBytes();
-  const keystore = await create(
-    PASSWORD,
-    secret,
-    pubkey,
-    `m/12381/3600/${index}/0/0`,
-    "",
-    CHEAP_PBKDF2,
-  );
-  return { pubkey: `0x${Buffer.from(pubkey).toString("hex")}`, keystore: JSON.stringify(keystore) };
-}
+const makeKeystore = (index: number) => interopKeystore(index, PASSWORD);
 
 test("keygen: the age backup decrypts to a mnemonic that re-derives exactly the generated keys; they sign", async () => {
   const generated = await api("POST", "/api/v1/signer/keys/generate", { count: 4 });

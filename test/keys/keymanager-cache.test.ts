@@ -4,35 +4,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { create, defaultPbkdfModule } from "@chainsafe/bls-keystore";
-import { SecretKey } from "@chainsafe/blst";
 import { type RunningSigner, startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
 import { TempDir } from "../support/cli";
-import { interopSecret } from "../support/interop";
+import { interopKeystore, type TestKeystore } from "../support/keystores";
 import { testLogger } from "../support/log-capture";
 
 const dir = new TempDir();
 const SHARED = "keystore-cache-km-password";
 const OTHER = "a password no configured keystore uses";
-const CHEAP_PBKDF2 = {
-  ...defaultPbkdfModule(),
-  params: { ...defaultPbkdfModule().params, c: 1024 },
-};
-
-interface TestKey {
-  pubkey: string;
-  keystore: string;
-}
-
-async function makeKey(index: number, password: string): Promise<TestKey> {
-  const secret = interopSecret(index);
-  const pubkey = SecretKey.fromBytes(secret).toPublicKey().toBytes();
-  const keystore = await create(password, secret, pubkey, `m/12381/3600/${index}/0/0`, "", {
-    ...CHEAP_PBKDF2,
-  });
-  return { pubkey: `0x${Buffer.from(pubkey).toString("hex")}`, keystore: JSON.stringify(keystore) };
-}
+type TestKey = TestKeystore;
+const makeKey = (index: number, password: string) => interopKeystore(index, password);
 
 let configured: TestKey[] = [];
 let sameA: TestKey;
