@@ -422,6 +422,7 @@ export async function loadFilesystemKeys(
   await Promise.all(rawImports);
   looseModes.flush(logger);
 
+  const keepCacheOpen = options.cache?.keepOpen === true;
   const cache = options.cache
     ? await openKeystoreCache({
         path: options.cache.path,
@@ -443,7 +444,7 @@ export async function loadFilesystemKeys(
   } finally {
     for (const read of keystores) read.cache.password.fill(0);
     if (cache) {
-      cache.finish({ keepOpen: options.cache?.keepOpen === true });
+      cache.finish({ keepOpen: keepCacheOpen });
       logger.info("keystore cache", { path: cache.path, state: cache.state, ...cache.stats });
     }
   }
@@ -474,5 +475,5 @@ export async function loadFilesystemKeys(
     elapsed_ms: Math.round(performance.now() - started),
     paths: seenDirs.size,
   });
-  return { keys, failures, ...(cache && options.cache?.keepOpen ? { cache } : {}) };
+  return { keys, failures, ...(cache && keepCacheOpen ? { cache } : {}) };
 }

@@ -7,6 +7,7 @@ import { loadConfig } from "../../src/config/load";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
+import { deleteKeys, importKeys, jsonInit, listKeys } from "../support/keymanager";
 import { interopKeystore, type KdfModule, type TestKeystore } from "../support/keystores";
 import { captureSink } from "../support/log-capture";
 import { expectValidRequest, expectValidResponse, loadOpenApi } from "../support/openapi";
@@ -57,40 +58,6 @@ async function signer(
   return { signer: running, url: running.http.url, keysDir };
 }
 
-const json = (method: string, body?: unknown) => ({
-  method,
-  headers: { "content-type": "application/json", accept: "application/json" },
-  body: body === undefined ? undefined : JSON.stringify(body),
-});
-
-async function importKeys(url: string, body: unknown) {
-  const response = await fetch(`${url}/eth/v1/keystores`, json("POST", body));
-  return {
-    status: response.status,
-    body: (await response.json()) as {
-      data: { status: string; message?: string }[];
-      code?: string;
-      message?: string;
-    },
-  };
-}
-
-async function deleteKeys(url: string, pubkeys: string[]) {
-  const response = await fetch(`${url}/eth/v1/keystores`, json("DELETE", { pubkeys }));
-  return {
-    status: response.status,
-    body: (await response.json()) as {
-      data: { status: string; message?: string }[];
-      slashing_protection: string;
-    },
-  };
-}
-
-async function listKeys(url: string) {
-  const response = await fetch(`${url}/eth/v1/keystores`);
-  return (await response.json()) as { data: { validating_pubkey: string; readonly: boolean }[] };
-}
-
 function signAttestation(
   url: string,
   pubkey: string,
@@ -100,7 +67,7 @@ function signAttestation(
 ) {
   return fetch(
     `${url}/api/v1/eth2/sign/${pubkey}`,
-    json("POST", attestationRequest(source, target, salt).body),
+    jsonInit("POST", attestationRequest(source, target, salt).body),
   );
 }
 
@@ -284,7 +251,7 @@ describe("Key Manager API", () => {
       expect(readdirSync(s.keysDir).filter((f) => f.includes(keys[2]?.pubkey ?? "-"))).toEqual([]);
       const badDelete = await fetch(
         `${s.url}/eth/v1/keystores`,
-        json("DELETE", { pubkeys: ["0x1234"] }),
+        jsonInit("DELETE", { pubkeys: ["0x1234"] }),
       );
       expect(badDelete.status).toBe(400);
     } finally {
@@ -351,7 +318,7 @@ describe("Key Manager API", () => {
     try {
       const exchange = async (method: "get" | "post" | "delete", body?: unknown) => {
         if (body !== undefined) expect(expectValidRequest(spec, method, path, body)).toEqual([]);
-        const response = await fetch(`${s.url}${path}`, json(method.toUpperCase(), body));
+        const response = await fetch(`${s.url}${path}`, jsonInit(method.toUpperCase(), body));
         const responseBody = await response.json();
         expect(expectValidResponse(spec, method, path, response.status, responseBody)).toEqual([]);
         return response.status;
@@ -390,7 +357,7 @@ describe("Key Manager API", () => {
       for (const method of ["GET", "POST", "DELETE"]) {
         const response = await fetch(
           `${running.http.url}/eth/v1/keystores`,
-          json(method, method === "GET" ? undefined : {}),
+          jsonInit(method, method === "GET" ? undefined : {}),
         );
         expect(response.status).toBe(404);
         expect(((await response.json()) as { code: string }).code).toBe("not_found");

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { type RunningSigner, startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
 import { TempDir } from "../support/cli";
+import { deleteKeys, importKeys, listKeys } from "../support/keymanager";
 import { interopKeystore, type TestKeystore } from "../support/keystores";
 import { testLogger } from "../support/log-capture";
 
@@ -73,25 +74,21 @@ function cacheRecord(records: LogRecord[]): LogRecord | undefined {
   return records.find((r) => r.msg === "keystore cache");
 }
 
-const json = (method: string, body: unknown) => ({
-  method,
-  headers: { "content-type": "application/json", accept: "application/json" },
-  body: JSON.stringify(body),
-});
-
-async function importKeys(url: string, imported: TestKey[], passwords: string[]) {
-  const response = await fetch(
-    `${url}/eth/v1/keystores`,
-    json("POST", { keystores: imported.map((k) => k.keystore), passwords }),
-  );
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { data: { status: string }[] }).data.map((d) => d.status);
+/** Imports through the API (which must answer 200); the status of each item. */
+async function importStatuses(url: string, imported: TestKey[], passwords: string[]) {
+  const { status, body } = await importKeys(url, {
+    keystores: imported.map((k) => k.keystore),
+    passwords,
+  });
+  expect(status).toBe(200);
+  return body.data.map((d) => d.status);
 }
 
-async function deleteKeys(url: string, pubkeys: string[]) {
-  const response = await fetch(`${url}/eth/v1/keystores`, json("DELETE", { pubkeys }));
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { data: { status: string }[] }).data.map((d) => d.status);
+/** Deletes through the API (which must answer 200); the status of each item. */
+async function deleteStatuses(url: string, pubkeys: string[]) {
+  const { status, body } = await deleteKeys(url, pubkeys);
+  expect(status).toBe(200);
+  return body.data.map((d) => d.status);
 }
 
 /** The pubkeys the cache file holds a sealed secret for (read as any tool would, with JSON). */
@@ -109,7 +106,7 @@ describe("keystore cache with the Key Manager API", () => {
     try {
       expect(cacheRecord(first.records())).toMatchObject({ state: "new", sealed: 2 });
       expect(cachedPubkeys(cachePath)).toEqual(sorted(configured));
-      expect(await importKeys(first.url, [sameA, sameB], [SHARED, SHARED])).toEqual([
+      expect(await importStatuses(first.url, [sameA, sameB], [SHARED, SHARED])).toEqual([
         "imported",
         "imported",
       ]);
@@ -128,12 +125,8 @@ describe("keystore cache with the Key Manager API", () => {
         sealed: 0,
         rejected: 0,
       });
-      const listed = await (await fetch(`${second.url}/eth/v1/keystores`)).json();
-      expect(
-        (listed as { data: { validating_pubkey: string }[] }).data
-          .map((d) => d.validating_pubkey)
-          .sort(),
-      ).toEqual(sorted([...configured, sameA, sameB]));
+      const listed = (await listKeys(second.url)).data.map((d) => d.validating_pubkey);
+      expect(listed.sort()).toEqual(sorted([...configured, sameA, sameB]));
     } finally {
       await second.signer.stop();
     }
@@ -143,11 +136,11 @@ describe("keystore cache with the Key Manager API", () => {
     const { keysDir, cachePath } = keyDirectory("delete");
     const running = await start("delete", keysDir, cachePath);
     try {
-      expect(await importKeys(running.url, [sameA], [SHARED])).toEqual(["imported"]);
+      expect(await importStatuses(running.url, [sameA], [SHARED])).toEqual(["imported"]);
       expect(cachedPubkeys(cachePath)).toContain(sameA.pubkey);
-      expect(await deleteKeys(running.url, [sameA.pubkey])).toEqual(["deleted"]);
+      expect(await deleteStatuses(running.url, [sameA.pubkey])).toEqual(["deleted"]);
       expect(cachedPubkeys(cachePath)).toEqual(sorted(configured));
-      expect(await importKeys(running.url, [sameA], [SHARED])).toEqual(["imported"]);
+      expect(await importStatuses(running.url, [sameA], [SHARED])).toEqual(["imported"]);
       expect(cachedPubkeys(cachePath)).toEqual(sorted([...configured, sameA]));
     } finally {
       await running.signer.stop();
@@ -159,7 +152,7 @@ describe("keystore cache with the Key Manager API", () => {
     const first = await start("other", keysDir, cachePath);
     try {
       const before = readFileSync(cachePath, "utf8");
-      expect(await importKeys(first.url, [otherPassword], [OTHER])).toEqual(["imported"]);
+      expect(await importStatuses(first.url, [otherPassword], [OTHER])).toEqual(["imported"]);
       const warning = first
         .records()
         .find((r) => r.level === "warn" && String(r.msg).startsWith("imported keystore not in"));
