@@ -1,20 +1,38 @@
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
 import type { SigningRequest } from "../signing/request";
-import type { Decision, SlashingStore } from "./store";
+import type { SlashingStore, StagedDecision } from "./store";
+
+/** A message the guard let through: recorded, and on disk once `durable` resolves. */
+export interface Approval {
+  /**
+   * Resolves once the record is on disk; rejects with a `slashing_db_unavailable` SigilError when
+   * it cannot be made so. Nothing signed may leave before it resolves. Its rejection is handled
+   * by the guard, so dropping it (an error after the approval) is safe.
+   */
+  readonly durable: Promise<void>;
+}
 
 /**
  * The hook the signing service calls before every signature. An implementation must record the
  * message and refuse a slashable one atomically (throwing a SigilError), so that a signature is
- * only ever produced for a recorded message. Non-slashable operations pass straight through.
+ * only ever produced for a recorded message, and released only once that record is durable.
+ * Non-slashable operations pass straight through.
  */
 export interface SlashingGuard {
-  approve(pubkey: string, request: SigningRequest): Promise<void>;
+  approve(pubkey: string, request: SigningRequest): Promise<Approval>;
 }
+
+const ON_DISK: Approval = Object.freeze({ durable: Promise.resolve() });
 
 /**
  * Guards signing with a slashing protection store. A refusal becomes 412 with the reason; a
  * store that cannot answer becomes 503: without a record there is no signature.
+ *
+ * With a store that stages its checks (sqlite), the approval comes at the commit, when every
+ * later check already sees the record, and `durable` at the WAL sync after it: the signature is
+ * computed meanwhile. Refusals and repeats are still answered only once durable, as the store's
+ * own checkAndInsert would: they may rest on a record nobody has synced yet.
  */
 export class StoreGuard implements SlashingGuard {
   constructor(
@@ -22,39 +40,25 @@ export class StoreGuard implements SlashingGuard {
     private readonly logger: Logger,
   ) {}
 
-  async approve(pubkey: string, request: SigningRequest): Promise<void> {
+  async approve(pubkey: string, request: SigningRequest): Promise<Approval> {
     const message = request.slashable;
-    if (!message) return;
+    if (!message) return ON_DISK;
     const gvr = request.genesisValidatorsRoot;
     if (!gvr)
       throw new SigilError("invalid_request", "fork_info.genesis_validators_root is required");
-    let decision: Decision;
+    let staged: StagedDecision;
     try {
-      decision =
-        message.kind === "block"
-          ? await this.store.checkAndInsertBlock(gvr, {
-              pubkey,
-              slot: message.slot,
-              signingRoot: request.signingRoot,
-            })
-          : await this.store.checkAndInsertAttestation(gvr, {
-              pubkey,
-              sourceEpoch: message.sourceEpoch,
-              targetEpoch: message.targetEpoch,
-              signingRoot: request.signingRoot,
-            });
+      staged = await this.stage(gvr, pubkey, message, request.signingRoot);
     } catch (error) {
-      this.logger.error("slashing protection database unavailable", {
-        backend: this.store.backend,
-        error: error instanceof Error ? error.message : String(error),
-      });
-      throw new SigilError(
-        "slashing_db_unavailable",
-        "slashing protection database unavailable; nothing was signed",
-        1,
-      );
+      throw this.unavailable(error);
     }
+    const durable = staged.durable.catch((error: unknown) => {
+      throw this.unavailable(error);
+    });
+    durable.catch(() => {});
+    const decision = staged.decision;
     if (decision.outcome === "refused") {
+      await durable;
       throw new SigilError(
         "slashing_protection",
         `${decision.reason}: ${decision.detail}`,
@@ -62,5 +66,46 @@ export class StoreGuard implements SlashingGuard {
         decision.reason,
       );
     }
+    return { durable };
+  }
+
+  private stage(
+    gvr: Uint8Array,
+    pubkey: string,
+    message: NonNullable<SigningRequest["slashable"]>,
+    signingRoot: Uint8Array,
+  ): Promise<StagedDecision> {
+    const store = this.store;
+    if (message.kind === "block") {
+      const proposal = { pubkey, slot: message.slot, signingRoot };
+      if (store.stageBlock) return store.stageBlock(gvr, proposal);
+      return store.checkAndInsertBlock(gvr, proposal).then(onDisk);
+    }
+    const vote = {
+      pubkey,
+      sourceEpoch: message.sourceEpoch,
+      targetEpoch: message.targetEpoch,
+      signingRoot,
+    };
+    if (store.stageAttestation) return store.stageAttestation(gvr, vote);
+    return store.checkAndInsertAttestation(gvr, vote).then(onDisk);
+  }
+
+  /** Logs why the store failed (never with a secret: stores know none) and answers 503. */
+  private unavailable(error: unknown): SigilError {
+    this.logger.error("slashing protection database unavailable", {
+      backend: this.store.backend,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return new SigilError(
+      "slashing_db_unavailable",
+      "slashing protection database unavailable; nothing was signed",
+      1,
+    );
   }
 }
+
+const onDisk = (decision: StagedDecision["decision"]): StagedDecision => ({
+  decision,
+  durable: ON_DISK.durable,
+});

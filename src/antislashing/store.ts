@@ -40,6 +40,25 @@ export type Decision =
   | { readonly outcome: "same_data" }
   | { readonly outcome: "refused"; readonly reason: RefusalReason; readonly detail: string };
 
+/**
+ * A check-and-insert whose transaction has committed, so that every later check sees its record,
+ * but whose record may not be on disk yet. Nothing may leave the signer on the strength of
+ * `decision` before `durable` has resolved; work may be done meanwhile.
+ */
+export interface Staged<T> {
+  readonly decision: T;
+  /** Resolves once the record, and every record the decision read, is on disk; rejects if it cannot be. */
+  readonly durable: Promise<void>;
+}
+
+export type StagedDecision = Staged<Decision>;
+
+/** The decision, once it is durable. */
+export async function durableDecision(staged: StagedDecision): Promise<Decision> {
+  await staged.durable;
+  return staged.decision;
+}
+
 /** EIP-3076 "complete" keeps full history; "minimal" keeps watermarks only; "none" is noop. */
 export type ProtectionStrategy = "complete" | "minimal" | "none";
 
@@ -114,6 +133,18 @@ export interface SlashingStore {
     genesisValidatorsRoot: Uint8Array,
     vote: AttestationVote,
   ): Promise<Decision>;
+  /**
+   * Optional, for a backend whose commit is not yet durable (sqlite: the WAL is synced after the
+   * commit): as checkAndInsertBlock, but resolves at the commit with the sync still to come, so
+   * that the signature can be computed while the disk syncs. A backend without it answers only
+   * once durable. The same decisions, by the same rules, as checkAndInsertBlock.
+   */
+  stageBlock?(genesisValidatorsRoot: Uint8Array, proposal: BlockProposal): Promise<StagedDecision>;
+  /** Optional: checkAndInsertAttestation staged, as stageBlock. */
+  stageAttestation?(
+    genesisValidatorsRoot: Uint8Array,
+    vote: AttestationVote,
+  ): Promise<StagedDecision>;
   /**
    * Imports an interchange. A genesis validators root other than the stored one refuses the
    * whole import before anything is written (throws SlashingImportError). Complete backends

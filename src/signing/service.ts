@@ -43,7 +43,8 @@ export interface SignContext {
 
 /**
  * Validate, find the key, then — inside the job limiter — pass the slashing guard and sign.
- * The guard runs immediately before the signature so that nothing is signed unrecorded.
+ * The guard runs immediately before the signature so that nothing is signed unrecorded, and the
+ * signature is returned only once the guard's record is durable.
  */
 export class SigningService {
   constructor(private readonly deps: SigningServiceDeps) {}
@@ -68,16 +69,23 @@ export class SigningService {
       if (context.deadline.aborted) {
         throw new SigilError("request_timeout", "request timed out before signing started");
       }
-      await tracer.span("slashing_check", {}, () => this.deps.guard.approve(pubkey, request));
+      const approval = await tracer.span("slashing_check", {}, () =>
+        this.deps.guard.approve(pubkey, request),
+      );
       // The key may have been removed while the job waited in the queue.
       const entry = this.deps.keys.get(pubkey);
       if (!entry) throw unknownKey(pubkey);
-      // With a worker pool this span also covers the wait for the key's worker.
-      const signature = await tracer.span(
-        "bls_sign",
-        {},
-        async () => await this.deps.bls.sign(entry.key, request.signingRoot),
-      );
+      // Signed while the record's sync runs (sqlite), and released only once it is on disk: a
+      // failed sync drops the signature and answers 503. With a worker pool the span also covers
+      // the wait for the key's worker.
+      const [signature] = await Promise.all([
+        tracer.span(
+          "bls_sign",
+          {},
+          async () => await this.deps.bls.sign(entry.key, request.signingRoot),
+        ),
+        approval.durable,
+      ]);
       this.deps.canaries.observe(pubkey, request.operation, context.requestId);
       if (log.enabled("debug")) {
         log.debug("signed", {

@@ -94,6 +94,37 @@ describe("sqlite durability barrier", () => {
     }
   });
 
+  test("a staged check settles at its commit; its durable waits for a sync that started after it", async () => {
+    const path = freshPath();
+    const { calls, syncWal } = heldSync(path);
+    const store = await openSqliteStore(path, { syncWal });
+    try {
+      const pk = pubkey(3);
+      const staged = await store.stageBlock?.(GVR_A, block(pk, 10, root("a")));
+      expect(staged?.decision).toEqual({ outcome: "new" });
+      await turns();
+      expect(calls).toHaveLength(1);
+      expect(calls[0]?.blocksAtStart).toBe(1); // this sync was asked for after the commit...
+      const durable = settledFlags([staged?.durable as Promise<void>]);
+      // ...and a later check already sees the record it has not yet synced.
+      const repeat = await store.stageBlock?.(GVR_A, block(pk, 10, root("a")));
+      const conflict = await store.stageBlock?.(GVR_A, block(pk, 10, root("b")));
+      expect(repeat?.decision).toEqual({ outcome: "same_data" });
+      expect(conflict?.decision).toMatchObject({
+        outcome: "refused",
+        reason: "double_block_proposal",
+      });
+      expect(durable).toEqual(["pending"]);
+      calls[0]?.release();
+      await staged?.durable;
+      await turns();
+      calls[1]?.release();
+      await Promise.all([repeat?.durable, conflict?.durable]);
+    } finally {
+      await store.close();
+    }
+  });
+
   test("200 checks committed in 200 batches while one sync is in flight share the next sync", async () => {
     const path = freshPath();
     const first = Promise.withResolvers<void>();

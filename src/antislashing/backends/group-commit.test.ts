@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import { settledFlags, turns } from "../../../test/support/settle";
 import { type Durability, GroupCommit, MAX_GROUP_COMMIT } from "./group-commit";
 import { openWalSync } from "./wal-sync";
 
@@ -117,7 +118,40 @@ describe("sqlite group commit", () => {
     expect(settled).toEqual([]);
     barriers[0]?.done();
     await Promise.all(all);
-    expect(settled).toEqual(["new 1", "refused", "new 3"]);
+    // Decisions settle in arrival order; a check that threw may settle after them.
+    expect(settled.filter((s) => s.startsWith("new"))).toEqual(["new 1", "new 3"]);
+    expect(settled).toContain("refused");
+  });
+
+  test("stage() settles at the commit and hands over the barrier asked for after it", async () => {
+    const db = counterDb();
+    const barriers: { committedRows: number; done: () => void; fail: (e: Error) => void }[] = [];
+    const commits = new GroupCommit<number>(db, {
+      assertHealthy: () => {},
+      barrier: () =>
+        new Promise<void>((resolve, reject) =>
+          barriers.push({ committedRows: count(db), done: resolve, fail: reject }),
+        ),
+    });
+    const insert = (n: number) => () => db.run("INSERT INTO marks (n) VALUES (?)", [n]).changes;
+    const [one, two] = await Promise.all([commits.stage(insert(1)), commits.stage(insert(2))]);
+    // Settled with the barrier still pending: both committed, in one batch sharing one barrier.
+    expect(barriers).toHaveLength(1);
+    expect(barriers[0]?.committedRows).toBe(2);
+    expect([one?.decision, two?.decision]).toEqual([1, 1]);
+    expect(one?.durable).toBe(two?.durable as Promise<void>);
+    const durable = settledFlags([one?.durable as Promise<void>]);
+    await turns();
+    expect(durable).toEqual(["pending"]);
+    barriers[0]?.done();
+    await one?.durable;
+
+    // A failed barrier rejects the durable promise a caller holds; dropped, it is still handled.
+    const three = await commits.stage(insert(3));
+    await commits.stage(insert(4));
+    barriers[1]?.fail(new Error("disk failed"));
+    barriers[2]?.fail(new Error("disk failed"));
+    await expect(three.durable).rejects.toThrow("disk failed");
   });
 
   test("a failed barrier rejects its whole batch; an unhealthy disk rejects before committing", async () => {

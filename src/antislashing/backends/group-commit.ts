@@ -1,4 +1,5 @@
 import type { Database, Statement } from "bun:sqlite";
+import type { Staged } from "../store";
 
 /** Most checks one commit may carry: bounds how long the event loop is held by one batch. */
 export const MAX_GROUP_COMMIT = 256;
@@ -19,16 +20,18 @@ type Outcome<T> = { ok: true; decision: T } | { ok: false; error: unknown };
  * alone and rejects alone), in arrival order, so each sees the records inserted by the checks
  * before it — exactly as if they had run one by one. bun:sqlite is synchronous, so the
  * transaction holds the event loop; the database runs with synchronous = NORMAL, so COMMIT does
- * not fsync and that hold is short. The fsync comes after, off the loop: no check of the batch
- * settles (new, same_data or refused alike: a same_data or a refusal may rest on a record another
- * batch or process wrote and nobody has synced yet) before the durability barrier asked for after
- * the commit. A signature still never leaves before its record, and every record its decision
- * read, are on disk. Batches committed while one sync is in flight share the next one.
+ * not fsync and that hold is short. The fsync comes after, off the loop: a check's record is
+ * durable once the durability barrier asked for after its commit has resolved. `submit` settles
+ * only then (new, same_data or refused alike: a same_data or a refusal may rest on a record
+ * another batch or process wrote and nobody has synced yet). `stage` settles at the commit and
+ * hands the barrier over, for a caller that works meanwhile and acts on the decision only once
+ * it is durable (the signing service computes the signature while the disk syncs). Batches
+ * committed while one sync is in flight share the next one.
  */
 export class GroupCommit<T> {
   private pending: {
     run: () => T;
-    resolve: (d: T) => void;
+    resolve: (staged: Staged<T>) => void;
     reject: (e: unknown) => void;
   }[] = [];
   private scheduled = false;
@@ -52,8 +55,21 @@ export class GroupCommit<T> {
     this.rollbackToSavepoint = db.query("ROLLBACK TO group_commit_check");
   }
 
-  submit(run: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
+  /** Resolves with the check's decision once its record is on disk. */
+  async submit(run: () => T): Promise<T> {
+    const { decision, durable } = await this.stage(run);
+    await durable;
+    return decision;
+  }
+
+  /**
+   * Resolves at the commit, with the decision and the barrier that makes it durable (a rejection
+   * of that barrier is handled here too, for callers that drop it); rejects
+   * when the check throws (its savepoint rolled back: nothing of it recorded; once the batch's
+   * barrier has settled) or the commit fails (at once).
+   */
+  stage(run: () => T): Promise<Staged<T>> {
+    return new Promise<Staged<T>>((resolve, reject) => {
       this.pending.push({ run, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
@@ -62,7 +78,7 @@ export class GroupCommit<T> {
     });
   }
 
-  /** Commits everything pending now; each batch settles once its barrier has. */
+  /** Commits everything pending now; each batch's barrier is asked for after its commit. */
   flush(): void {
     this.scheduled = false;
     while (this.pending.length > 0) {
@@ -80,20 +96,16 @@ export class GroupCommit<T> {
         for (const item of batch) item.reject(error);
         continue;
       }
-      const settled = this.durability.barrier().then(
-        () =>
-          batch.forEach((item, i) => {
-            const outcome = outcomes[i];
-            if (outcome?.ok) item.resolve(outcome.decision);
-            else item.reject(outcome?.error);
-          }),
-        // Not durable: refuse (the records stay, which only ever refuses more).
-        (error: unknown) => {
-          for (const item of batch) item.reject(error);
-        },
-      );
+      const durable = this.durability.barrier();
+      const settled = durable.then(ignore, ignore);
       this.settling.add(settled);
       settled.then(() => this.settling.delete(settled));
+      batch.forEach((item, i) => {
+        const outcome = outcomes[i];
+        if (outcome?.ok) item.resolve({ decision: outcome.decision, durable });
+        // A check that threw settles with its batch, as every decision does under submit.
+        else settled.then(() => item.reject(outcome?.error));
+      });
     }
   }
 
@@ -112,9 +124,11 @@ export class GroupCommit<T> {
     }
   }
 
-  /** Commits everything pending and waits until every committed batch has settled (close). */
+  /** Commits everything pending and waits until every committed batch's barrier has settled (close). */
   async drain(): Promise<void> {
     this.flush();
     await Promise.all([...this.settling]);
   }
 }
+
+const ignore = () => {};

@@ -83,6 +83,7 @@ import {
   type AttestationVote,
   type BlockProposal,
   type Decision,
+  durableDecision,
   type ImportReport,
   type InterchangeAttestation,
   type InterchangeBlock,
@@ -92,6 +93,7 @@ import {
   type PubkeyHex,
   SlashingImportError,
   type SlashingStore,
+  type StagedDecision,
 } from "../store";
 import { GroupCommit } from "./group-commit";
 import { INLINE_CHECKPOINTS, startBackgroundCheckpoints } from "./wal-checkpoint";
@@ -417,9 +419,16 @@ class SqliteSlashingStore implements SlashingStore {
     genesisValidatorsRoot: Uint8Array,
     proposal: BlockProposal,
   ): Promise<Decision> {
+    return durableDecision(await this.stageBlock(genesisValidatorsRoot, proposal));
+  }
+
+  async stageBlock(
+    genesisValidatorsRoot: Uint8Array,
+    proposal: BlockProposal,
+  ): Promise<StagedDecision> {
     this.assertOpen();
     assertBlockProposal(genesisValidatorsRoot, proposal);
-    return this.commits.submit((): Decision => {
+    return this.commits.stage((): Decision => {
       const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
       if (!bytesEqual(stored, genesisValidatorsRoot))
         return genesisMismatch(genesisValidatorsRoot, stored);
@@ -448,9 +457,16 @@ class SqliteSlashingStore implements SlashingStore {
     genesisValidatorsRoot: Uint8Array,
     vote: AttestationVote,
   ): Promise<Decision> {
+    return durableDecision(await this.stageAttestation(genesisValidatorsRoot, vote));
+  }
+
+  async stageAttestation(
+    genesisValidatorsRoot: Uint8Array,
+    vote: AttestationVote,
+  ): Promise<StagedDecision> {
     this.assertOpen();
     assertAttestationVote(genesisValidatorsRoot, vote);
-    return this.commits.submit((): Decision => {
+    return this.commits.stage((): Decision => {
       const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
       if (!bytesEqual(stored, genesisValidatorsRoot))
         return genesisMismatch(genesisValidatorsRoot, stored);
