@@ -6,6 +6,7 @@ import { cloudKvLoad } from "./cloud-kv-load";
 import { httpBaseline } from "./http-baseline";
 import { keymanagerImport } from "./keymanager-import";
 import { signHttp } from "./sign-http";
+import { signRelease } from "./sign-release";
 import { slashing } from "./slashing";
 import { startup } from "./startup";
 
@@ -15,6 +16,7 @@ const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   "cloud-kv-load": cloudKvLoad,
   bls,
   "sign-http": signHttp,
+  "sign-release": signRelease,
   startup,
   slashing,
 };
