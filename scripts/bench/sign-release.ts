@@ -21,7 +21,6 @@ import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
 import { StoreGuard } from "../../src/antislashing/guard";
 import type { SlashingStore } from "../../src/antislashing/store";
 import { KeyStore } from "../../src/keys/key-store";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { createBlstBackend } from "../../src/signing/bls/blst";
 import { createPooledBackend } from "../../src/signing/bls/pool";
 import { CanaryMonitor } from "../../src/signing/canary";
@@ -29,7 +28,16 @@ import { JobLimiter } from "../../src/signing/limiter";
 import { NETWORKS } from "../../src/signing/network";
 import { SigningService } from "../../src/signing/service";
 import { attestationBody } from "./sign-body";
-import { benchSecret, envInt, load1, percentile, printTable, round, sortedCopy } from "./support";
+import {
+  benchLogger,
+  benchSecret,
+  envInt,
+  load1,
+  percentile,
+  printTable,
+  round,
+  sortedCopy,
+} from "./support";
 
 type Order = "overlapped" | "one after the other";
 
@@ -51,14 +59,7 @@ export async function signRelease(): Promise<Record<string, unknown>> {
   const requests = envInt("BENCH_RELEASE_REQUESTS", 2000);
   const rounds = envInt("BENCH_RELEASE_ROUNDS", 3);
   const dir = mkdtempSync(join(tmpdir(), "sigil-bench-release-"));
-  const filter = parseLogFilter("warn");
-  if (!filter.ok) throw new Error(filter.error);
-  const logger = createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: { write: (line) => console.error(line) },
-  });
+  const logger = benchLogger();
   const store = await openSqliteStore(join(dir, "slashing.sqlite"));
   const pool = await createPooledBackend(createBlstBackend(), { workers: 1, backendName: "blst" });
   const keys = new KeyStore();

@@ -15,11 +15,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadFilesystemKeys } from "../../src/keys/filesystem";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import type { BlsBackend } from "../../src/signing/bls/backend";
 import { createBlstBackend } from "../../src/signing/bls/blst";
 import { createPooledBackend } from "../../src/signing/bls/pool";
-import { envInt, envList, load1, printTable, round, runJsonChild, writeRawKeys } from "./support";
+import {
+  benchLogger,
+  envInt,
+  envList,
+  load1,
+  printTable,
+  round,
+  runJsonChild,
+  writeRawKeys,
+} from "./support";
 
 interface RunFigures {
   keys: number;
@@ -30,14 +38,7 @@ interface RunFigures {
 
 /** The child side: one load of every descriptor in `dir`. */
 async function loadOnce(dir: string, workers: number): Promise<RunFigures> {
-  const filter = parseLogFilter("warn");
-  if (!filter.ok) throw new Error(filter.error);
-  const logger = createLogger({
-    filter: filter.filter,
-    format: "json",
-    color: false,
-    sink: { write: () => {} },
-  });
+  const logger = benchLogger();
   const blst = createBlstBackend();
   const pool =
     workers > 0 ? await createPooledBackend(blst, { workers, backendName: "blst" }) : undefined;

@@ -14,6 +14,7 @@ import { join, relative } from "node:path";
 import { SecretKey } from "@chainsafe/blst";
 import { parse as parseYaml } from "yaml";
 import { ConfigSchema } from "../../src/config/schema";
+import { createLogger, type Logger, parseLogFilter } from "../../src/observability/log";
 import { interopSecret } from "../../test/support/interop";
 
 export const ROOT = join(import.meta.dir, "../..");
@@ -331,6 +332,18 @@ export async function runJsonChild<T>(script: string, args: readonly string[]): 
   const code = await child.exited;
   if (code !== 0) throw new Error(`${script} ${args.join(" ")} exited with ${code}`);
   return JSON.parse(text) as T;
+}
+
+/** A logger for code run inside a benchmark: warnings and errors only, to standard error. */
+export function benchLogger(): Logger {
+  const filter = parseLogFilter("warn");
+  if (!filter.ok) throw new Error(filter.error);
+  return createLogger({
+    filter: filter.filter,
+    format: "json",
+    color: false,
+    sink: { write: (line) => console.error(line) },
+  });
 }
 
 /** console.table, with a title. */
