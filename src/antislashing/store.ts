@@ -54,7 +54,7 @@ export interface Staged<T> {
 export type StagedDecision = Staged<Decision>;
 
 /** The decision, once it is durable. */
-export async function durableDecision(staged: StagedDecision): Promise<Decision> {
+export async function durableDecision<T>(staged: Staged<T>): Promise<T> {
   await staged.durable;
   return staged.decision;
 }

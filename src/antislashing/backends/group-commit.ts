@@ -1,5 +1,5 @@
 import type { Database, Statement } from "bun:sqlite";
-import type { Staged } from "../store";
+import { durableDecision, type Staged } from "../store";
 
 /** Most checks one commit may carry: bounds how long the event loop is held by one batch. */
 export const MAX_GROUP_COMMIT = 256;
@@ -57,9 +57,7 @@ export class GroupCommit<T> {
 
   /** Resolves with the check's decision once its record is on disk. */
   async submit(run: () => T): Promise<T> {
-    const { decision, durable } = await this.stage(run);
-    await durable;
-    return decision;
+    return durableDecision(await this.stage(run));
   }
 
   /**
