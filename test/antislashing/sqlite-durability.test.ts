@@ -1,4 +1,3 @@
-import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import {
   closeSync,
@@ -15,8 +14,9 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
-import { fdatasyncWal, type SyncWal } from "../../src/antislashing/backends/wal-sync";
+import { fdatasyncWal } from "../../src/antislashing/backends/wal-sync";
 import { TempDir } from "../support/cli";
+import { committedBlocks, heldWalSync } from "../support/held-wal-sync";
 import { settledFlags, turns } from "../support/settle";
 import { block, GVR_A, iBlock, interchange, pubkey, root, vote } from "./support";
 
@@ -31,32 +31,10 @@ let counter = 0;
 const freshPath = () => join(dir.path, `durability-${++counter}.sqlite`);
 afterAll(() => dir.remove());
 
-/** Blocks committed in the file, as another connection sees them. */
-function committedBlocks(path: string): number {
-  const db = new Database(path, { readonly: true });
-  try {
-    return Number((db.query("SELECT count(*) AS n FROM signed_blocks").get() as { n: number }).n);
-  } finally {
-    db.close();
-  }
-}
-
-/** A WAL sync each call of which waits for the test's release, then really fdatasyncs. */
-function heldSync(path: string) {
-  const calls: { blocksAtStart: number; release: () => void }[] = [];
-  const syncWal: SyncWal = async (fd) => {
-    const held = Promise.withResolvers<void>();
-    calls.push({ blocksAtStart: committedBlocks(path), release: held.resolve });
-    await held.promise;
-    await fdatasyncWal(fd);
-  };
-  return { calls, syncWal };
-}
-
 describe("sqlite durability barrier", () => {
   test("no check resolves before a WAL sync that started after its commit: new, same_data and refused alike", async () => {
     const path = freshPath();
-    const { calls, syncWal } = heldSync(path);
+    const { calls, syncWal } = heldWalSync(path);
     const store = await openSqliteStore(path, { syncWal });
     try {
       const pk = pubkey(1);
@@ -96,7 +74,7 @@ describe("sqlite durability barrier", () => {
 
   test("a staged check settles at its commit; its durable waits for a sync that started after it", async () => {
     const path = freshPath();
-    const { calls, syncWal } = heldSync(path);
+    const { calls, syncWal } = heldWalSync(path);
     const store = await openSqliteStore(path, { syncWal });
     try {
       const pk = pubkey(3);
@@ -194,7 +172,7 @@ describe("sqlite durability barrier", () => {
 
   test("an import resolves only after a sync that started after its commit", async () => {
     const path = freshPath();
-    const { calls, syncWal } = heldSync(path);
+    const { calls, syncWal } = heldWalSync(path);
     const store = await openSqliteStore(path, { syncWal });
     try {
       const pk = pubkey(3);

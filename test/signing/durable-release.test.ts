@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
-import { fdatasyncWal, type SyncWal } from "../../src/antislashing/backends/wal-sync";
 import { StoreGuard } from "../../src/antislashing/guard";
 import { KeyStore } from "../../src/keys/key-store";
 import type { LocalBlsBackend } from "../../src/signing/bls/backend";
@@ -13,6 +12,7 @@ import { NETWORKS } from "../../src/signing/network";
 import { SigningService } from "../../src/signing/service";
 import { TempDir } from "../support/cli";
 import { errorOf } from "../support/errors";
+import { heldWalSync } from "../support/held-wal-sync";
 import { interopSecret } from "../support/interop";
 import { testLogger } from "../support/log-capture";
 import { bytesToHex, hexToBytes } from "../support/oracle";
@@ -31,21 +31,10 @@ afterAll(() => dir.remove());
 
 const PUBKEY = INTEROP_KEYS[0] as string;
 
-/** Each WAL sync waits for the test's go-ahead, then fails if told to, else really syncs. */
-function controlledSync() {
-  const calls: { release: (fail?: Error) => void }[] = [];
-  const syncWal: SyncWal = async (fd) => {
-    const held = Promise.withResolvers<Error | undefined>();
-    calls.push({ release: (fail) => held.resolve(fail) });
-    const failure = await held.promise;
-    if (failure) throw failure;
-    await fdatasyncWal(fd);
-  };
-  return { calls, syncWal };
-}
-
-async function serviceOverSqlite(syncWal: SyncWal) {
-  const store = await openSqliteStore(join(dir.path, `release-${++counter}.sqlite`), { syncWal });
+async function serviceOverSqlite() {
+  const path = join(dir.path, `release-${++counter}.sqlite`);
+  const { calls, syncWal } = heldWalSync(path);
+  const store = await openSqliteStore(path, { syncWal });
   const blst = createBlstBackend();
   const signatures: Uint8Array[] = [];
   // The real backend, with every signature it computes kept aside for the test.
@@ -77,7 +66,7 @@ async function serviceOverSqlite(syncWal: SyncWal) {
       requestId: `r${++counter}`,
       deadline: new AbortController().signal,
     });
-  return { store, signatures, logs, sign };
+  return { calls, store, signatures, logs, sign };
 }
 
 const verifies = (signature: Uint8Array, signingRootHex: string) =>
@@ -90,8 +79,7 @@ async function waitFor(condition: () => boolean): Promise<void> {
 
 describe("signatures leave only once their record is on disk", () => {
   test("the signature is computed while the sync is held, and returned only after it", async () => {
-    const { calls, syncWal } = controlledSync();
-    const { store, signatures, sign } = await serviceOverSqlite(syncWal);
+    const { calls, store, signatures, sign } = await serviceOverSqlite();
     try {
       const request = attestationRequest(1, 2, 1);
       const answer = sign(request);
@@ -109,8 +97,7 @@ describe("signatures leave only once their record is on disk", () => {
   });
 
   test("a failed sync drops the computed signature and answers slashing_db_unavailable", async () => {
-    const { calls, syncWal } = controlledSync();
-    const { store, signatures, logs, sign } = await serviceOverSqlite(syncWal);
+    const { calls, store, signatures, logs, sign } = await serviceOverSqlite();
     try {
       const answer = sign(attestationRequest(1, 2, 1));
       await waitFor(() => calls.length === 1 && signatures.length === 1);
@@ -127,8 +114,7 @@ describe("signatures leave only once their record is on disk", () => {
   });
 
   test("a refusal is answered only after the sync, and nothing is signed for it", async () => {
-    const { calls, syncWal } = controlledSync();
-    const { store, signatures, sign } = await serviceOverSqlite(syncWal);
+    const { calls, store, signatures, sign } = await serviceOverSqlite();
     try {
       const first = sign(attestationRequest(1, 2, 1));
       await waitFor(() => calls.length === 1);
