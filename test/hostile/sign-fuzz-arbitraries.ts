@@ -341,7 +341,9 @@ function applyMutation(body: unknown, mutation: Mutation): void {
     }
     case "retype": {
       const path = pick(paths, mutation.pick);
-      if (path) setAt(body, path, pick(RETYPES, mutation.variant));
+      // A copy: RETYPES' [] and {} are shared by every sample, and a later mutation of this body
+      // (an extra field, a retype inside it) must not change them, nor make them cyclic.
+      if (path) setAt(body, path, structuredClone(pick(RETYPES, mutation.variant)));
       return;
     }
     case "flipHex": {
@@ -368,7 +370,10 @@ function applyMutation(body: unknown, mutation: Mutation): void {
       const path = pick(objects, mutation.pick) ?? [];
       const target = valueAt(body, path);
       // Prefixed: an extra field never lands on a field name the request has a meaning for.
-      if (typeof target === "object" && target !== null) (target as Node).x_extra = mutation.value;
+      // A copy, for the same reason as a retype's: the sample's own value stays as generated.
+      if (typeof target === "object" && target !== null) {
+        (target as Node).x_extra = structuredClone(mutation.value);
+      }
       return;
     }
     case "signingRoot": {
