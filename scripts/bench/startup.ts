@@ -11,7 +11,13 @@
 //              (the peak RSS is not extrapolated: it depends on how many KDFs run at once)
 //   raw-large  100,000 `file-raw` descriptors
 //   scrypt-cache  when the binary has `key_sources.filesystem.cache`: the scrypt case started
-//              once with the cache on (fills it) and then again ("restart with cache")
+//              once with the cache on (fills it) and then again ("restart with cache"); each
+//              restart must log the cache valid with every key from it
+//   cache-10k  the same with 10,000 keystores at scrypt n = 2^10 ("scrypt-light"), measured
+//              rather than extrapolated: a restart with a valid cache runs no keystore KDF, and
+//              the cache's own KDF is its n = 2^18 floor whatever the keystores use, so the
+//              restart does the work of 10,000 standard keystores; the light KDF only makes the
+//              first start (which fills the cache) take seconds instead of most of an hour
 //
 // Keystores are slow to make, so they are generated once (in one process per core: this file
 // run as `bun startup.ts gen <kdf> <from> <to>`) with @chainsafe/bls-keystore and cached under
@@ -27,6 +33,7 @@
 //   BENCH_STARTUP_SCRYPT          scrypt keystores (default 1000)
 //   BENCH_STARTUP_SCRYPT_TARGET   count the scrypt time is extrapolated to (default 10000)
 //   BENCH_STARTUP_RAW_LARGE       raw keys of the large case (default 100000)
+//   BENCH_STARTUP_CACHE_RESTART   keystores of the cache-10k case (default 10000)
 //   BENCH_STARTUP_CACHE_SETTING   JSON for key_sources.filesystem.cache in the cache case, $PATH
 //                                 standing for the cache file (default: the first of a path,
 //                                 {path}, {enabled: true, path} that `sigil config check` accepts)
@@ -61,13 +68,21 @@ import {
   writeRawKeys,
 } from "./support";
 
-type Kdf = "pbkdf2" | "scrypt";
+/** `scrypt-light`: scrypt at n = 2^10, for the 10,000-keystore restart with the cache (see top). */
+type Kdf = "pbkdf2" | "scrypt" | "scrypt-light";
+const LIGHT_SCRYPT_N = 2 ** 10;
+/** The keys feature's info lines include the `keystore cache` summary the cache cases check. */
+const CACHE_LOG_LEVEL = "warn,app=info,keys=info";
 
 /** 1,000 scrypt keystores on a busy single core can take half an hour. */
 const READY_TIMEOUT_MS = 3 * 3600_000;
 
 /** Secret numbers of each kind start here, so the key sets never overlap. */
-const FIRST_SECRET: Record<Kdf, number> = { pbkdf2: 1_000_000, scrypt: 2_000_000 };
+const FIRST_SECRET: Record<Kdf, number> = {
+  pbkdf2: 1_000_000,
+  scrypt: 2_000_000,
+  "scrypt-light": 3_000_000,
+};
 
 interface CachedKeystore {
   index: number;
@@ -94,6 +109,7 @@ export async function startup(): Promise<Record<string, unknown>> {
     scrypt: envInt("BENCH_STARTUP_SCRYPT", 1_000),
     scryptTarget: envInt("BENCH_STARTUP_SCRYPT_TARGET", 10_000),
     rawLarge: envInt("BENCH_STARTUP_RAW_LARGE", 100_000),
+    cacheRestart: envInt("BENCH_STARTUP_CACHE_RESTART", 10_000),
   };
   const { command, label } = signerCommand();
   const defaults = signerDefaults(command);
@@ -112,6 +128,10 @@ export async function startup(): Promise<Record<string, unknown>> {
   // Fixtures first (possibly minutes, once), so that no case waits on them.
   const pbkdf2 = sizes.pbkdf2 > 0 ? await cachedKeystores("pbkdf2", sizes.pbkdf2) : [];
   const scrypt = sizes.scrypt > 0 ? await cachedKeystores("scrypt", sizes.scrypt) : [];
+  const light =
+    hasCache && sizes.cacheRestart > 0
+      ? await cachedKeystores("scrypt-light", sizes.cacheRestart)
+      : [];
 
   const dir = mkdtempSync(join(tmpdir(), "sigil-bench-startup-"));
   const rows: Row[] = [];
@@ -119,9 +139,17 @@ export async function startup(): Promise<Record<string, unknown>> {
     name: string,
     keysDir: string,
     count: number,
-    extra: Record<string, unknown> = {},
-    note?: string,
+    options: {
+      /** More settings of key_sources.filesystem. */
+      extra?: Record<string, unknown>;
+      note?: string;
+      /** Throws when the signer's log shows the case did not run as intended. */
+      check?: (log: readonly string[]) => void;
+      /** `logging.level` instead of the benchmarks' default. */
+      logLevel?: string;
+    } = {},
   ): Promise<Row> => {
+    const { extra = {}, note, check, logLevel } = options;
     const caseDir = join(dir, `run-${rows.length}`);
     mkdirSync(caseDir);
     const loadBefore = load1();
@@ -130,6 +158,7 @@ export async function startup(): Promise<Record<string, unknown>> {
       join(caseDir, "sigil.yaml"),
       {
         ...baseConfig(),
+        ...(logLevel ? { logging: { level: logLevel, format: "json" } } : {}),
         key_sources: { filesystem: { paths: [keysDir], ...extra } },
         antislashing: { backend: "sqlite", path: join(caseDir, "slashing.sqlite") },
       },
@@ -139,6 +168,7 @@ export async function startup(): Promise<Record<string, unknown>> {
       if (signer.keys !== count) {
         throw new Error(`${name}: the signer loaded ${signer.keys} of ${count} keys`);
       }
+      check?.(signer.log);
       const cpu = cpuSeconds(signer.proc.pid);
       const memory = vm(signer.proc.pid);
       const row: Row = {
@@ -157,6 +187,40 @@ export async function startup(): Promise<Record<string, unknown>> {
       return row;
     } finally {
       await signer.stop();
+    }
+  };
+
+  /** The cache's first start (fills it) and the restart it serves, or a row saying it failed. */
+  const cacheCases = async (kind: string, keysDir: string, count: number, note?: string) => {
+    const setting = JSON.parse(
+      JSON.stringify(cacheShape).replaceAll(cachePath, join(dir, `keystore-cache-${rows.length}`)),
+    ) as unknown;
+    const extra = { cache: setting };
+    try {
+      await run(`${kind}, cache on, first start`, keysDir, count, {
+        extra,
+        check: cacheLogged("new", 0),
+        logLevel: CACHE_LOG_LEVEL,
+      });
+      await run(`${kind}, restart with cache`, keysDir, count, {
+        extra,
+        logLevel: CACHE_LOG_LEVEL,
+        note: [`cache: ${JSON.stringify(setting)}`, note].filter(Boolean).join("; "),
+        check: cacheLogged("valid", count),
+      });
+    } catch (error) {
+      console.log(`  the cache case failed: ${(error as Error).message.split("\n")[0]}`);
+      rows.push({
+        case: `${kind}, restart with cache`,
+        keys: count,
+        ready_s: Number.NaN,
+        cpu_s: Number.NaN,
+        cores_used: Number.NaN,
+        peak_rss_mib: Number.NaN,
+        rss_mib: Number.NaN,
+        load_avg_before: load1(),
+        note: `failed with cache ${JSON.stringify(setting)}: ${(error as Error).message.slice(0, 300)}`,
+      });
     }
   };
 
@@ -198,35 +262,17 @@ export async function startup(): Promise<Record<string, unknown>> {
         load_avg_before: measured.load_avg_before,
         note: `extrapolated linearly from ${sizes.scrypt} keys, not measured`,
       });
-      if (hasCache) {
-        const setting = JSON.parse(
-          JSON.stringify(cacheShape).replaceAll(cachePath, join(dir, "keystore-cache")),
-        ) as unknown;
-        const extra = { cache: setting };
-        try {
-          await run("scrypt, cache on, first start", join(dir, "keys-scrypt"), sizes.scrypt, extra);
-          await run(
-            "scrypt, restart with cache",
-            join(dir, "keys-scrypt"),
-            sizes.scrypt,
-            extra,
-            `cache: ${JSON.stringify(setting)}`,
-          );
-        } catch (error) {
-          console.log(`  the cache case failed: ${(error as Error).message.split("\n")[0]}`);
-          rows.push({
-            case: "scrypt, restart with cache",
-            keys: sizes.scrypt,
-            ready_s: Number.NaN,
-            cpu_s: Number.NaN,
-            cores_used: Number.NaN,
-            peak_rss_mib: Number.NaN,
-            rss_mib: Number.NaN,
-            load_avg_before: load1(),
-            note: `failed with cache ${JSON.stringify(setting)}: ${(error as Error).message.slice(0, 300)}`,
-          });
-        }
-      }
+      if (hasCache) await cacheCases("scrypt", join(dir, "keys-scrypt"), sizes.scrypt);
+    }
+    if (light.length > 0) {
+      writeKeystores(join(dir, "keys-scrypt-light"), light);
+      await cacheCases(
+        `scrypt (n = 2^${Math.log2(LIGHT_SCRYPT_N)})`,
+        join(dir, "keys-scrypt-light"),
+        light.length,
+        "the keystores' scrypt is light so that the first start is short; the restart runs no " +
+          `keystore KDF, and the cache's own KDF is n = 2^18 (its floor) either way`,
+      );
     }
     if (sizes.rawLarge > 0) {
       rmSync(join(dir, "keys-raw"), { recursive: true, force: true });
@@ -338,6 +384,30 @@ async function cachedKeystores(kdf: Kdf, count: number): Promise<CachedKeystore[
   return cached.slice(0, count);
 }
 
+function kdfModule(kdf: Kdf) {
+  if (kdf === "pbkdf2") return defaultPbkdfModule();
+  const scrypt = defaultScryptModule();
+  if (kdf === "scrypt-light") scrypt.params.n = LIGHT_SCRYPT_N;
+  return scrypt;
+}
+
+/**
+ * Checks the signer's `keystore cache` log line: the state, and how many keys came from the cache
+ * (a restart that decrypted the keystores again would measure something else).
+ */
+function cacheLogged(state: string, fromCache: number): (log: readonly string[]) => void {
+  return (log) => {
+    const line = log.find((entry) => entry.includes('"msg":"keystore cache"'));
+    const fields = line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
+    if (fields?.state !== state || fields.fromCache !== fromCache) {
+      throw new Error(
+        `expected the keystore cache ${state} with ${fromCache} keys from it, ` +
+          `the signer logged: ${line ?? "nothing about the cache"}`,
+      );
+    }
+  };
+}
+
 /** Generates keystores `from … to - 1` of `kdf` (the child process side of cachedKeystores). */
 async function generate(kdf: Kdf, from: number, to: number): Promise<CachedKeystore[]> {
   const out: CachedKeystore[] = [];
@@ -351,7 +421,7 @@ async function generate(kdf: Kdf, from: number, to: number): Promise<CachedKeyst
       pubkey,
       `m/12381/3600/${index}/0/0`,
       "sigil startup bench",
-      kdf === "pbkdf2" ? defaultPbkdfModule() : defaultScryptModule(),
+      kdfModule(kdf),
     );
     out.push({ index, keystore, password });
   }
