@@ -4,12 +4,11 @@ import { join } from "node:path";
 import { defaultScryptModule } from "@chainsafe/bls-keystore";
 import { type RunningSigner, startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
-import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { deleteKeys, importKeys, jsonInit, listKeys } from "../support/keymanager";
 import { interopKeystore, type KdfModule, type TestKeystore } from "../support/keystores";
-import { captureSink } from "../support/log-capture";
+import { testLogger } from "../support/log-capture";
 import { expectValidRequest, expectValidResponse, loadOpenApi } from "../support/openapi";
 import { attestationRequest } from "../support/slashing";
 
@@ -26,16 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => dir.remove());
 
-const quiet = (() => {
-  const filter = parseLogFilter("off");
-  if (!filter.ok) throw new Error(filter.error);
-  return createLogger({
-    filter: filter.filter,
-    format: "text",
-    color: false,
-    sink: captureSink(),
-  });
-})();
+const quiet = testLogger("off");
 
 async function signer(
   name: string,
