@@ -381,7 +381,7 @@ function summarise(rounds: readonly RoundResult[]): Record<string, unknown> {
   const ratios = rounds.flatMap((r) => r.ratio_to_raw_blst_all_cores ?? []);
   const halfP99s = rounds.map((r) => r.half_p99_ms);
   const spread = (values: readonly number[], digits: number) => {
-    const sorted = sortedCopy([...values]);
+    const sorted = sortedCopy(values);
     return {
       median: round(median(sorted), digits),
       min: round(sorted[0] ?? 0, digits),
