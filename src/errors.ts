@@ -23,6 +23,8 @@ export type ErrorCode =
   | "unsupported_media_type"
   | "not_found"
   | "cors_origin_denied"
+  | "invalid_host"
+  | "host_not_allowed"
   | "queue_full"
   | "request_timeout"
   | "shutting_down"

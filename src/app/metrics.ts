@@ -1,5 +1,6 @@
-import type { Server } from "bun";
 import type { Config } from "../config/schema";
+import { errorResponse } from "../http/errors";
+import { startHttpServer } from "../http/server";
 import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
 import { SignerMetrics } from "../observability/metrics";
@@ -92,15 +93,17 @@ export function wireMetrics(
     },
   };
 
-  const server: Server<undefined> = Bun.serve({
+  // The signing listener's connection and Host rules, without its allow-list: Prometheus
+  // scrapes by address or by a name of the operator's choosing.
+  const server = startHttpServer({
     hostname: config.metrics.listen_address,
     port: config.metrics.listen_port,
-    async fetch(request) {
+    requestTimeoutMs: config.server.request_timeout_seconds * 1000,
+    keepAliveSeconds: config.server.keep_alive_timeout_seconds,
+    logger: deps.logger.child("metrics"),
+    async handle(request) {
       if (new URL(request.url).pathname !== "/metrics" || request.method !== "GET") {
-        return Response.json(
-          { code: "not_found", message: "the metrics listener serves GET /metrics" },
-          { status: 404 },
-        );
+        return errorResponse("not_found", "the metrics listener serves GET /metrics");
       }
       return new Response(await metrics.registry.metrics(), {
         headers: { "content-type": metrics.registry.contentType },
@@ -123,7 +126,7 @@ export function wireMetrics(
     },
     url,
     async stop() {
-      await server.stop(true);
+      await server.shutdown(0);
     },
   };
 }

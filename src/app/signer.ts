@@ -16,6 +16,7 @@ import { signingRoutes, signRoute } from "../http/routes/signing";
 import { statusRoutes } from "../http/routes/status";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
 import { loadServerTls, type ServerTls } from "../http/tls";
+import { hostAllowlist } from "../http/transport";
 import { KeyInventory } from "../keys/inventory";
 import { KeyStore } from "../keys/key-store";
 import { HealthRegistry } from "../observability/health";
@@ -257,6 +258,8 @@ async function startWithStore(
     hostname: config.server.listen_address,
     port: config.server.listen_port,
     requestTimeoutMs: config.server.request_timeout_seconds * 1000,
+    keepAliveSeconds: config.server.keep_alive_timeout_seconds,
+    hostAllowlist: hostAllowlist(config.server.host_allowlist, config.server.listen_address),
     timeoutMsFor: (request) => keyManager.timeoutMsFor(request) ?? cloudKv?.timeoutMsFor(request),
     cors: corsPolicy(config.server.cors_allowed_origins),
     tls,

@@ -85,6 +85,20 @@ const Server = Type.Object(
       "On SIGTERM/SIGINT, time allowed for in-flight requests before connections are closed.",
       { flag: "server-graceful-shutdown-timeout-seconds" },
     ),
+    keep_alive_timeout_seconds: int(
+      1,
+      255,
+      120,
+      "An idle keep-alive connection is closed after this; longer than the 90 s pools of Go and Rust clients, announced to others in Keep-Alive (at most 255: Bun's limit).",
+      { flag: "server-keep-alive-timeout-seconds" },
+    ),
+    host_allowlist: Type.Array(Type.String({ minLength: 1 }), {
+      default: ["localhost", "127.0.0.1", "::1"],
+      description:
+        'Host header names the signing API answers (DNS-rebinding protection); the listen address is always allowed too; "*" allows any.',
+      flag: "server-host-allowlist",
+      flagList: "comma",
+    }),
     cors_allowed_origins: Type.Union([Type.Array(Type.String()), Type.Null()], {
       default: null,
       description: 'Origins allowed by CORS ("*" for any); null disables CORS headers.',

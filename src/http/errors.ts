@@ -14,6 +14,8 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   invalid_token: 401,
   forbidden: 403,
   cors_origin_denied: 403,
+  invalid_host: 400,
+  host_not_allowed: 403,
   policy_not_found: 404,
   token_not_found: 404,
   policy_exists: 409,

@@ -1,9 +1,11 @@
 import type { Server } from "bun";
+import type { ErrorCode } from "../errors";
 import type { Logger } from "../observability/log";
 import { type CorsPolicy, corsResponseHeaders, isPreflight, preflightHeaders } from "./cors";
 import { errorResponse } from "./errors";
 import { attachRequestMeta } from "./request-meta";
 import type { ServerTls } from "./tls";
+import { asksToClose, checkHost, type HostAllowlist, isHostAllowed } from "./transport";
 
 export interface HttpServerOptions {
   hostname: string;
@@ -11,6 +13,10 @@ export interface HttpServerOptions {
   requestTimeoutMs: number;
   /** A route-specific deadline (e.g. the Key Manager API's own timeout); undefined = the default. */
   timeoutMsFor?: (request: Request) => number | undefined;
+  /** An idle keep-alive connection is closed after this (announced in `Keep-Alive: timeout=`). */
+  keepAliveSeconds: number;
+  /** Host names answered; absent = any valid Host (the metrics listener). */
+  hostAllowlist?: HostAllowlist;
   cors?: CorsPolicy;
   /** https only, with the checked material of server.tls; absent = plain http. */
   tls?: ServerTls;
@@ -27,37 +33,67 @@ export interface RunningHttpServer {
   shutdown(graceMs: number): Promise<{ forced: boolean }>;
 }
 
-/** Bun closes connections idle longer than this; it must outlast the slowest allowed request. */
-const MAX_BUN_IDLE_SECONDS = 255;
+/** Bun's idle timer takes whole seconds up to this; 0 switches it off. */
+export const MAX_BUN_IDLE_SECONDS = 255;
+/** Bun must not close a connection before the request's own deadline has answered it. */
+const IDLE_MARGIN_SECONDS = 5;
 const CANONICAL_ORIGIN = "http://sigil.local";
 const MIN_ROUTABLE_HOST_LENGTH = 4;
 
 /**
- * The listener around the application: request ids, the per-request deadline, CORS, and
- * draining on shutdown. Body size is enforced by the app's reader so that every 413 has a
- * JSON body; Bun's own limit is only a backstop far above it.
+ * The listener around an application: the Host check, request ids, the per-request deadline,
+ * CORS, connection persistence, and draining on shutdown. Body size is enforced by the app's
+ * reader so that every 413 has a JSON body; Bun's own limit is only a backstop far above it.
+ *
+ * Connections: Bun closes a connection after the response when the request asked for it
+ * (`Connection: close`), for HTTP/1.0, and after a response that says `Connection: close`. The
+ * response says so whenever sigil knows, so that a client pooling connections never sends its
+ * next request down a socket that is closing (RFC 9112 §9.6). Every other response announces
+ * the idle timeout (`Keep-Alive: timeout=N`), which Node's and undici's pools honour by
+ * retiring a socket a second before the signer would close it.
  */
 export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   const log = options.logger;
+  const keepAlive = `timeout=${options.keepAliveSeconds}`;
   let inFlight = 0;
   let draining = false;
   let sequence = 0;
 
   const fetch = async (incoming: Request, server: Server<undefined>): Promise<Response> => {
-    // Rebound below to the canonical-origin copy the application routes on.
-    let request = incoming;
     const id = `${Date.now().toString(36)}-${(++sequence).toString(36)}`;
-    const withId = (response: Response, headers: Record<string, string> = {}) =>
-      withHeaders(response, { ...headers, "x-request-id": id });
-    if (draining) {
-      return withId(
-        errorResponse("shutting_down", "signer is shutting down", { connection: "close" }),
+    let close = draining || asksToClose(incoming.headers.get("connection"));
+    const finish = (response: Response, headers: Record<string, string> = {}) => {
+      headers["x-request-id"] = id;
+      if (close) headers.connection = "close";
+      else headers["keep-alive"] = keepAlive;
+      return withHeaders(response, headers);
+    };
+    const refuse = (code: ErrorCode, message: string) => {
+      close = true;
+      return finish(errorResponse(code, message));
+    };
+    const host = checkHost(incoming.headers.get("host"));
+    if (!host.ok) return refuse("invalid_host", host.reason);
+    if (options.hostAllowlist && !isHostAllowed(host.name, options.hostAllowlist)) {
+      return finish(
+        errorResponse(
+          "host_not_allowed",
+          `host ${JSON.stringify(host.name)} is not in server.host_allowlist`,
+        ),
       );
     }
-    const origin = request.headers.get("origin");
-    if (options.cors && isPreflight(request)) {
-      const headers = preflightHeaders(options.cors, request);
-      return withId(
+    // Bun builds a relative URL from a Host it cannot use; the check above admits none, but a
+    // request that still has one must not reach a router.
+    const url = incoming.url;
+    const authorityStart = url.indexOf("://") + 3;
+    if (authorityStart < 3) return refuse("invalid_host", "the Host header is not usable");
+    const pathStart = url.indexOf("/", authorityStart);
+    const target = pathStart < 0 ? "/" : url.slice(pathStart);
+    if (draining) return finish(errorResponse("shutting_down", "signer is shutting down"));
+    const origin = incoming.headers.get("origin");
+    if (options.cors && isPreflight(incoming)) {
+      const headers = preflightHeaders(options.cors, incoming);
+      return finish(
         headers
           ? new Response(null, { status: 204, headers })
           : errorResponse(
@@ -69,25 +105,22 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     // Elysia looks for the path from a fixed offset in the URL (after "http://" + 4 characters),
     // so a Host header shorter than that shifts what it routes on. Only such requests are copied
     // onto a canonical origin; copying every request would buffer streamed bodies.
-    const { host, pathname, search } = new URL(incoming.url);
-    if (host.length < MIN_ROUTABLE_HOST_LENGTH) {
-      request = new Request(`${CANONICAL_ORIGIN}${pathname}${search}`, incoming);
-    }
+    const request =
+      pathStart - authorityStart < MIN_ROUTABLE_HOST_LENGTH
+        ? new Request(`${CANONICAL_ORIGIN}${target}`, incoming)
+        : incoming;
     inFlight++;
     const started = performance.now();
     const deadline = new AbortController();
-    attachRequestMeta(request, {
-      id,
-      clientIp: server.requestIP(incoming)?.address,
-      deadline: deadline.signal,
-    });
+    const client = server.requestIP(incoming);
+    attachRequestMeta(request, { id, clientIp: client?.address, deadline: deadline.signal });
     const timeoutMs = options.timeoutMsFor?.(request) ?? options.requestTimeoutMs;
-    if (timeoutMs !== options.requestTimeoutMs) {
-      // Bun's idle timer cannot exceed 255 s; beyond that it is switched off (0) for this
-      // request and our own deadline below is what ends it.
-      const idleSeconds = Math.ceil(timeoutMs / 1000) + 5;
-      server.timeout(request, idleSeconds > MAX_BUN_IDLE_SECONDS ? 0 : idleSeconds);
-    }
+    const idleSeconds = Math.ceil(timeoutMs / 1000) + IDLE_MARGIN_SECONDS;
+    // Bun's idle timer also runs while a request is handled. A deadline it would cut short gets
+    // a longer timer (or none, past Bun's maximum, where the deadline below ends the request),
+    // and the connection gets its keep-alive timer back before the answer is written.
+    const longer = idleSeconds > options.keepAliveSeconds;
+    if (longer) setIdle(server, incoming, idleSeconds > MAX_BUN_IDLE_SECONDS ? 0 : idleSeconds);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<Response>((resolve) => {
       timer = setTimeout(() => {
@@ -99,18 +132,22 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     });
     try {
       const response = await Promise.race([Promise.resolve(options.handle(request)), timedOut]);
-      return withId(response, options.cors ? corsResponseHeaders(options.cors, origin) : {});
+      // Draining began while this request ran: it is answered, and its connection closed.
+      close ||= draining;
+      return finish(response, options.cors ? corsResponseHeaders(options.cors, origin) : {});
     } catch (error) {
       log.error("request failed outside the application", { request_id: id, error: String(error) });
-      return withId(errorResponse("internal_error", "internal error"));
+      return finish(errorResponse("internal_error", "internal error"));
     } finally {
       clearTimeout(timer);
+      if (longer) setIdle(server, incoming, options.keepAliveSeconds);
       inFlight--;
       if (log.enabled("debug")) {
         log.debug("request", {
           request_id: id,
           method: request.method,
-          path: new URL(request.url).pathname,
+          path: target.split("?")[0],
+          client_port: client?.port,
           ms: Math.round(performance.now() - started),
         });
       }
@@ -120,10 +157,17 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   const server = Bun.serve({
     hostname: options.hostname,
     port: options.port,
-    idleTimeout: Math.min(MAX_BUN_IDLE_SECONDS, Math.ceil(options.requestTimeoutMs / 1000) + 5),
+    idleTimeout: Math.min(MAX_BUN_IDLE_SECONDS, options.keepAliveSeconds),
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    // Never Bun's development error page (HTML, with source lines), whatever NODE_ENV says.
+    development: false,
     ...(options.tls ? { tls: options.tls.options } : {}),
     fetch,
+    // Only reached if the wrapper above throws: one log line, and the same JSON as any error.
+    error(error) {
+      log.error("request failed in the listener", { error: String(error) });
+      return errorResponse("internal_error", "internal error", { connection: "close" });
+    },
   });
   const port = server.port ?? options.port;
   const hostname = server.hostname ?? options.hostname;
@@ -134,6 +178,8 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     inFlight: () => inFlight,
     async shutdown(graceMs) {
       draining = true;
+      // Idle keep-alive connections are closed at once; busy ones after their answer, which
+      // says `Connection: close`.
       const stopped = server.stop(false).then(() => false);
       const graceOver = Bun.sleep(graceMs).then(() => true);
       const forced = await Promise.race([stopped, graceOver]);
@@ -141,6 +187,14 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
       return { forced };
     },
   };
+}
+
+function setIdle(server: Server<undefined>, request: Request, seconds: number): void {
+  try {
+    server.timeout(request, seconds);
+  } catch {
+    // The client is gone: there is no connection left to time.
+  }
 }
 
 function withHeaders(response: Response, headers: Record<string, string>): Response {

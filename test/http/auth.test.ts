@@ -334,7 +334,13 @@ describe("fixes from the security review", () => {
   });
 
   test("a one-letter Host header does not change which route serves the request", async () => {
-    const s = await start("review-host", "");
+    const s = await startInProcessSigner(dir, "review-host", {
+      server: 'server: {listen_address: 127.0.0.1, listen_port: 0, host_allowlist: ["x"]}',
+      yaml: [
+        `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
+        `antislashing: {backend: sqlite, path: "${join(dir.path, "review-host.sqlite")}"}`,
+      ],
+    });
     try {
       const status = (path: string) =>
         new Promise<number>((done, fail) => {

@@ -88,6 +88,7 @@ function start(options: HarnessOptions = {}): Harness {
     hostname: "127.0.0.1",
     port: 0,
     requestTimeoutMs: options.requestTimeoutMs ?? 5000,
+    keepAliveSeconds: 120,
     cors: options.cors,
     logger,
     handle: (request) => {
