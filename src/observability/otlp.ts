@@ -3,15 +3,27 @@ import {
   type Tracer as ApiTracer,
   type Attributes,
   type Context,
+  defaultTextMapGetter,
   ROOT_CONTEXT,
+  SpanKind,
+  type SpanOptions,
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { VERSION } from "../version";
-import { type ActiveSpan, errorType, type SpanAttributes, type Tracer } from "./tracing";
+import {
+  type ActiveSpan,
+  errorType,
+  type SpanAttributes,
+  type TraceCaller,
+  type Tracer,
+} from "./tracing";
+
+const w3c = new W3CTraceContextPropagator();
 
 /** Loaded only when `opentelemetry.enabled` (see tracing.ts). */
 export interface OtlpTracerOptions {
@@ -64,8 +76,35 @@ class OtlpTracer implements Tracer {
     attributes: SpanAttributes,
     fn: (span: ActiveSpan) => Promise<T>,
   ): Promise<T> {
-    const parent = this.#current.getStore() ?? ROOT_CONTEXT;
-    const span = this.tracer.startSpan(name, { attributes: attributesOf(attributes) }, parent);
+    return this.#run(this.#current.getStore() ?? ROOT_CONTEXT, name, {}, attributes, fn);
+  }
+
+  serve<T>(
+    name: string,
+    caller: TraceCaller,
+    attributes: SpanAttributes,
+    fn: (span: ActiveSpan) => Promise<T>,
+  ): Promise<T> {
+    const carrier: Record<string, string> = {};
+    if (caller.traceparent !== null) carrier.traceparent = caller.traceparent;
+    if (caller.tracestate !== null) carrier.tracestate = caller.tracestate;
+    // An invalid traceparent is ignored (the propagator's rule): the span starts a new trace.
+    const parent = w3c.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
+    return this.#run(parent, name, { kind: SpanKind.SERVER }, attributes, fn);
+  }
+
+  #run<T>(
+    parent: Context,
+    name: string,
+    options: SpanOptions,
+    attributes: SpanAttributes,
+    fn: (span: ActiveSpan) => Promise<T>,
+  ): Promise<T> {
+    const span = this.tracer.startSpan(
+      name,
+      { ...options, attributes: attributesOf(attributes) },
+      parent,
+    );
     const active: ActiveSpan = { setAttributes: (more) => span.setAttributes(attributesOf(more)) };
     return this.#current.run(trace.setSpan(parent, span), async () => {
       try {

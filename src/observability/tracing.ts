@@ -22,10 +22,26 @@ export interface Tracer {
     attributes: SpanAttributes,
     fn: (span: ActiveSpan) => Promise<T>,
   ): Promise<T>;
+  /**
+   * The span of a request this process serves (kind SERVER): a child of the caller's span when
+   * its W3C `traceparent` header names one (with its `tracestate`), else the root of a trace.
+   */
+  serve<T>(
+    name: string,
+    caller: TraceCaller,
+    attributes: SpanAttributes,
+    fn: (span: ActiveSpan) => Promise<T>,
+  ): Promise<T>;
   /** `fn` with the current span captured, for work that a queue starts later from elsewhere. */
   bind<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
   /** Exports what is still buffered, then releases the exporter. */
   shutdown(): Promise<void>;
+}
+
+/** The W3C Trace Context headers of an incoming request (null when absent). */
+export interface TraceCaller {
+  readonly traceparent: string | null;
+  readonly tracestate: string | null;
 }
 
 const NOOP_SPAN: ActiveSpan = { setAttributes() {} };
@@ -33,6 +49,7 @@ const NOOP_SPAN: ActiveSpan = { setAttributes() {} };
 export const NOOP_TRACER: Tracer = {
   enabled: false,
   span: (_name, _attributes, fn) => fn(NOOP_SPAN),
+  serve: (_name, _caller, _attributes, fn) => fn(NOOP_SPAN),
   bind: (fn) => fn,
   shutdown: async () => {},
 };

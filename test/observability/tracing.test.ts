@@ -19,6 +19,8 @@ interface ReceivedSpan {
   spanId: string;
   parentSpanId: string;
   name: string;
+  /** SpanKind of trace/v1/trace.proto: 1 internal, 2 server, 3 client. */
+  kind: number;
   attributes: Record<string, string | number | boolean>;
   /** service.name of the resource the span was exported under. */
   serviceName: string | undefined;
@@ -70,6 +72,7 @@ function decodeSpan(bytes: Uint8Array, serviceName: string | undefined): Receive
     spanId: "",
     parentSpanId: "",
     name: "",
+    kind: 0,
     attributes: keyValues(bytes, 9),
     serviceName,
   };
@@ -80,6 +83,7 @@ function decodeSpan(bytes: Uint8Array, serviceName: string | undefined): Receive
     else if (tag.fieldNumber === 2) span.spanId = hex(reader.readBytes());
     else if (tag.fieldNumber === 4) span.parentSpanId = hex(reader.readBytes());
     else if (tag.fieldNumber === 5) span.name = reader.readString();
+    else if (tag.fieldNumber === 6) span.kind = reader.readVarint();
     else reader.skip(tag.wireType);
   }
   return span;
@@ -97,6 +101,9 @@ function decodeExport(request: Uint8Array): ReceivedSpan[] {
   }
   return spans;
 }
+
+const SPAN_KIND_INTERNAL = 1;
+const SPAN_KIND_SERVER = 2;
 
 const raw = (buffer: Buffer) => buffer;
 const received: ReceivedSpan[] = [];
@@ -131,7 +138,7 @@ const TOKEN = "tracing-test-token-0123456789";
 
 async function startTracedSigner(): Promise<RunningSigner> {
   const keys = join(dir.path, "keys");
-  mkdirSync(keys);
+  mkdirSync(keys, { recursive: true });
   copyFileSync("examples/keys/interop-0.yaml", join(keys, "interop-0.yaml"));
   const started = await startInProcessSigner(dir, "tracing", {
     yaml: [
@@ -185,6 +192,7 @@ describe("tracing over OTLP/gRPC", () => {
     expect(byName("sign")).toHaveLength(1);
     if (!sign) throw new Error("no sign span");
     expect(sign.parentSpanId).toBe("");
+    expect(sign.kind).toBe(SPAN_KIND_SERVER);
     expect(sign.serviceName).toBe("sigil-test");
     expect(sign.attributes["sigil.operation"]).toBe("ATTESTATION");
     expect(sign.attributes["sigil.pubkey"]).toBe(`${K0.slice(0, 10)}…${K0.slice(-4)}`);
@@ -196,11 +204,55 @@ describe("tracing over OTLP/gRPC", () => {
       expect(spans[0]?.traceId).toBe(sign.traceId);
       expect(spans[0]?.parentSpanId).toBe(sign.spanId);
       expect(spans[0]?.serviceName).toBe("sigil-test");
+      expect(spans[0]?.kind).toBe(SPAN_KIND_INTERNAL);
     }
     // Nothing secret or whole: no token, no full public key, no signing root in any attribute.
     const everything = JSON.stringify(received);
     expect(everything).not.toContain(TOKEN);
     expect(everything).not.toContain(K0.slice(2));
+  });
+
+  test("an incoming traceparent makes the sign span its child; a malformed one is ignored", async () => {
+    received.length = 0;
+    const signer = await startTracedSigner();
+    const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const callerSpan = "00f067aa0ba902b7";
+    const sign = (target: number, headers: Record<string, string>) =>
+      fetch(`${signer.http.url}/api/v1/eth2/sign/${K0}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${TOKEN}`,
+          ...headers,
+        },
+        body: JSON.stringify(attestationRequest(target - 1, target, 2).body),
+      });
+    try {
+      expect(
+        (
+          await sign(21, {
+            traceparent: `00-${callerTrace}-${callerSpan}-01`,
+            tracestate: "vc=lodestar",
+          })
+        ).status,
+      ).toBe(200);
+      expect((await sign(22, { traceparent: `00-${callerTrace}-zz-01` })).status).toBe(200);
+    } finally {
+      await signer.stop();
+    }
+    const signs = received.filter((span) => span.name === "sign");
+    expect(signs).toHaveLength(2);
+    const [child, fresh] = signs;
+    expect(child?.traceId).toBe(callerTrace);
+    expect(child?.parentSpanId).toBe(callerSpan);
+    expect(child?.kind).toBe(SPAN_KIND_SERVER);
+    // The children of the sign span stay in the caller's trace.
+    const checks = received.filter((span) => span.name === "slashing_check");
+    expect(checks.map((span) => span.traceId)).toContain(callerTrace);
+    expect(fresh?.traceId).not.toBe(callerTrace);
+    expect(fresh?.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(fresh?.parentSpanId).toBe("");
+    expect(fresh?.kind).toBe(SPAN_KIND_SERVER);
   });
 
   test("a job that waited in the limiter queue still nests under its own request", async () => {

@@ -39,7 +39,11 @@ export function signRoute(
 ): DirectRoute {
   const handle = (request: Request, identifier: string, body: unknown): Promise<Response> => {
     const meta = requestMeta(request);
-    return tracer.span("sign", { "sigil.request_id": meta.id }, async (span) => {
+    const caller = {
+      traceparent: request.headers.get("traceparent"),
+      tracestate: request.headers.get("tracestate"),
+    };
+    return tracer.serve("sign", caller, { "sigil.request_id": meta.id }, async (span) => {
       let prepared: PreparedSignature | undefined;
       try {
         const ready = await tracer.span("auth", {}, async () => {
@@ -61,7 +65,13 @@ export function signRoute(
         span.setAttributes({ "sigil.outcome": "signed", "http.response.status_code": 200 });
         return signatureResponse(signature, request.headers.get("accept"));
       } catch (error) {
-        const code = isSigilError(error) ? error.code : "internal_error";
+        // Past the deadline the client has been answered 503 request_timeout already.
+        const timedOut = meta.deadline.aborted;
+        const code = timedOut
+          ? "request_timeout"
+          : isSigilError(error)
+            ? error.code
+            : "internal_error";
         span.setAttributes({
           "sigil.outcome": code,
           "http.response.status_code": STATUS_BY_CODE[code],
@@ -70,6 +80,7 @@ export function signRoute(
           requestId: meta.id,
           pubkey: prepared?.pubkey,
           operation: prepared?.request.operation,
+          timedOut,
         });
         throw error;
       }
