@@ -72,6 +72,9 @@ export class SigningService {
       const approval = await tracer.span("slashing_check", {}, () =>
         this.deps.guard.approve(pubkey, request),
       );
+      // The client has had its 503 while the check ran: the record stays (a repeat of this
+      // message is "same data"), but nothing is signed for an answer that was already given.
+      if (context.deadline.aborted) throw answeredBeforeSigning();
       // The key may have been removed while the job waited in the queue.
       const entry = this.deps.keys.get(pubkey);
       if (!entry) throw unknownKey(pubkey);
@@ -82,10 +85,11 @@ export class SigningService {
         tracer.span(
           "bls_sign",
           {},
-          async () => await this.deps.bls.sign(entry.key, request.signingRoot),
+          async () => await this.deps.bls.sign(entry.key, request.signingRoot, context.deadline),
         ),
         approval.durable,
       ]);
+      if (context.deadline.aborted) throw answeredBeforeSigning();
       this.deps.canaries.observe(pubkey, request.operation, context.requestId);
       if (log.enabled("debug")) {
         log.debug("signed", {
@@ -106,14 +110,22 @@ export class SigningService {
 
   /**
    * Records a sign request that ended in an error (at any stage, parsing included). Refusals are
-   * logged at warn, other client errors at debug; never with a secret.
+   * logged at warn, other client errors at debug; never with a secret. A request whose deadline
+   * passed was answered 503 `request_timeout` whatever happened after, and is counted so; the
+   * log still says what ended it (`cause`).
    */
   recordFailure(
     error: unknown,
-    context: { requestId: string; pubkey?: string; operation?: SigningOperation },
+    context: {
+      requestId: string;
+      pubkey?: string;
+      operation?: SigningOperation;
+      timedOut?: boolean;
+    },
   ): void {
-    const code = error instanceof SigilError ? error.code : "internal_error";
-    const reason = error instanceof SigilError ? error.reason : undefined;
+    const cause = error instanceof SigilError ? error.code : "internal_error";
+    const code = context.timedOut ? "request_timeout" : cause;
+    const reason = error instanceof SigilError && code === cause ? error.reason : undefined;
     this.deps.observer?.failed(context.operation, code, reason);
     const fields = {
       request_id: context.requestId,
@@ -121,6 +133,7 @@ export class SigningService {
       operation: context.operation,
       code,
       reason,
+      cause: cause === code ? undefined : cause,
     };
     if (code === "slashing_protection")
       this.deps.logger.warn("signing refused by slashing protection", fields);
@@ -152,6 +165,12 @@ export function pubkeyFromIdentifier(identifier: string): string {
   }
   return pubkey;
 }
+
+const answeredBeforeSigning = () =>
+  new SigilError(
+    "request_timeout",
+    "request timed out after its slashing check; the message is recorded, nothing was released",
+  );
 
 function unknownKey(pubkey: string): SigilError {
   return new SigilError("unknown_pubkey", `no key loaded for public key ${pubkey}`);

@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { RunningSigner } from "../../src/app/signer";
 import { TempDir } from "../support/cli";
+import { scrapeMetrics } from "../support/metrics";
 import { startInProcessSigner } from "../support/signer";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
@@ -48,18 +49,7 @@ const sign = (key: string, body: unknown, token?: string) =>
     body: JSON.stringify(body),
   });
 
-/** `name{labels} value` lines of the Prometheus text format, by metric name and label set. */
-async function scrape(): Promise<Map<string, number>> {
-  const response = await fetch(`${signer.metricsUrl}/metrics`);
-  expect(response.status).toBe(200);
-  expect(response.headers.get("content-type")).toContain("text/plain");
-  const samples = new Map<string, number>();
-  for (const line of (await response.text()).split("\n")) {
-    const match = line.match(/^([a-z_]+)(\{[^}]*\})? (\S+)$/);
-    if (match?.[1] && match[3]) samples.set(`${match[1]}${match[2] ?? ""}`, Number(match[3]));
-  }
-  return samples;
-}
+const scrape = () => scrapeMetrics(signer.metricsUrl);
 
 describe("metrics after real requests", () => {
   test("counters and histograms move as the requests say", async () => {

@@ -35,8 +35,13 @@ export interface BlsBackend {
   /**
    * Signs `message` (for Ethereum: a 32-byte signing root). Returns the 96-byte compressed
    * signature, or a promise of it when the signing happens elsewhere (the worker pool, pool.ts).
+   * A job that waits there while `cancel` is aborted is dropped unsigned (`request_timeout`).
    */
-  sign(key: BlsSecretKey, message: Uint8Array): Uint8Array | Promise<Uint8Array>;
+  sign(
+    key: BlsSecretKey,
+    message: Uint8Array,
+    cancel?: AbortSignal,
+  ): Uint8Array | Promise<Uint8Array>;
   /** False for any malformed input (bad point encodings, infinity pubkey, wrong lengths); never throws. */
   verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
   /**

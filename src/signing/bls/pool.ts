@@ -50,7 +50,7 @@ export interface BlsWorkerPoolOptions {
 
 export interface BlsWorkerPool extends BlsBackend {
   importSecretKeys(secrets: readonly Uint8Array[]): Promise<BlsImportResult[]>;
-  sign(key: BlsSecretKey, message: Uint8Array): Promise<Uint8Array>;
+  sign(key: BlsSecretKey, message: Uint8Array, cancel?: AbortSignal): Promise<Uint8Array>;
   readonly workers: number;
   /** Per worker: keys held, jobs queued here, jobs sent and not yet answered. */
   stats(): BlsWorkerStats[];
@@ -169,7 +169,7 @@ export async function createPooledBackend(
       return Promise.all(secrets.map(importOne));
     },
 
-    sign(key: BlsSecretKey, message: Uint8Array): Promise<Uint8Array> {
+    sign(key: BlsSecretKey, message: Uint8Array, cancel?: AbortSignal): Promise<Uint8Array> {
       if (closed) {
         return Promise.reject(new SigilError("shutting_down", "the signer is stopping"));
       }
@@ -183,7 +183,7 @@ export async function createPooledBackend(
         return Promise.reject(new Error("BLS message must be a byte array"));
       }
       // A copy: the caller may reuse its bytes, and a view would clone its whole buffer.
-      return record.slot.sign(record.id, message.slice());
+      return record.slot.sign(record.id, message.slice(), cancel);
     },
 
     stats: () => slots.map((slot) => slot.stats()),

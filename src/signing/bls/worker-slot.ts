@@ -26,6 +26,7 @@ export interface BlsWorkerStats {
 }
 
 interface Job extends SignJob {
+  readonly cancel: AbortSignal | undefined;
   resolve(signature: Uint8Array): void;
   reject(error: Error): void;
 }
@@ -182,7 +183,7 @@ export class WorkerSlot {
     this.#post({ type: "forget", id });
   }
 
-  sign(id: number, message: Uint8Array): Promise<Uint8Array> {
+  sign(id: number, message: Uint8Array, cancel?: AbortSignal): Promise<Uint8Array> {
     if (this.#state === "down") {
       return Promise.reject(
         new SigilError(
@@ -192,7 +193,7 @@ export class WorkerSlot {
       );
     }
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ job: nextJob++, id, message, resolve, reject });
+      this.#waiting.push({ job: nextJob++, id, message, cancel, resolve, reject });
       if (this.#flushScheduled) return;
       // Jobs asked for in the same turn leave in one message.
       this.#flushScheduled = true;
@@ -225,7 +226,13 @@ export class WorkerSlot {
   #flush(force: boolean): void {
     if (this.#state !== "ready") return;
     while (this.#waiting.length > 0 && (force || this.#batchesInFlight < MAX_BATCHES_IN_FLIGHT)) {
-      const jobs = this.#waiting.splice(0, MAX_BATCH);
+      // A job whose request has been answered already (it timed out while waiting) is dropped.
+      const jobs = this.#waiting.splice(0, MAX_BATCH).filter((job) => {
+        if (!job.cancel?.aborted) return true;
+        job.reject(new SigilError("request_timeout", "request timed out before signing started"));
+        return false;
+      });
+      if (jobs.length === 0) continue;
       for (const job of jobs) this.#sent.set(job.job, job);
       this.#batchesInFlight++;
       this.#post({
