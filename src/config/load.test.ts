@@ -105,6 +105,8 @@ describe("defaults", () => {
     ["opentelemetry.enabled", false],
     ["opentelemetry.endpoint", "http://localhost:4317"],
     ["opentelemetry.service_name", "signer-service"],
+    ["server.keep_alive_timeout_seconds", 120],
+    ["server.host_allowlist", ["localhost", "127.0.0.1", "::1"]],
     ["logging.level", "info"],
     ["logging.format", "text"],
     ["logging.log_color", NONE],
@@ -132,10 +134,18 @@ describe("defaults", () => {
     expect(mismatches).toEqual([]);
   });
 
-  test("no warnings and no leftover legacy key by default", () => {
+  test("by default the only warning is the host allow-list's, and no legacy key is left", () => {
     const result = load();
-    expect(result.warnings).toEqual([]);
+    expect(result.warnings).toHaveLength(1);
+    expect(result.warnings[0]).toContain("server.host_allowlist is the default");
     expect("key_manager_api" in ok(result)).toBe(false);
+  });
+
+  test("the host allow-list warning is for every interface with the default list only", () => {
+    expect(load({ yaml: "server: {listen_address: 127.0.0.1}\n" }).warnings).toEqual([]);
+    expect(load({ yaml: "server: {host_allowlist: [signer.internal]}\n" }).warnings).toEqual([]);
+    expect(load({ env: { SIGNER_SERVER__HOST_ALLOWLIST: "*" } }).warnings).toEqual([]);
+    expect(load({ argv: ["--server-listen-address", "::"] }).warnings).toHaveLength(1);
   });
 });
 

@@ -64,6 +64,7 @@ export function loadConfig(input: LoadInput): LoadResult {
     | undefined;
   if (config) {
     problems.push(...normalizeLegacyKeyManager(config, explicit, warnings));
+    warnings.push(...hostAllowlistWarnings(config, explicit));
     problems.push(...validateConfig(config, input.env));
   }
   if (problems.length > 0 || !config) return { ok: false, problems, warnings };
@@ -249,4 +250,18 @@ function normalizeLegacyKeyManager(
   fold("enabled", "enabled", legacy.enabled);
   fold("max_concurrent", "max_concurrent_writes", legacy.max_concurrent);
   return problems;
+}
+
+/**
+ * Listening on every interface says remote validator clients are expected, but the default
+ * allow-list answers only local names: say so before the first client gets 403.
+ */
+function hostAllowlistWarnings(config: Config, explicit: Set<string>): string[] {
+  const address = config.server.listen_address;
+  if (explicit.has("server.host_allowlist") || (address !== "0.0.0.0" && address !== "::")) {
+    return [];
+  }
+  return [
+    `server.listen_address is ${address}, but server.host_allowlist is the default (${config.server.host_allowlist.join(", ")}): requests naming this host otherwise (a validator client's http://signer:9000) get 403 host_not_allowed; list those names, or "*"`,
+  ];
 }

@@ -116,6 +116,7 @@ describe("valid configurations", () => {
         SIGNER_AUTH_POLICIES: JSON.stringify({ vc: { token: TOKEN_A, allowed_keys: [KEY_A] } }),
         SIGNER_UNAUTHENTICATED_POLICY__ALLOWED_SCOPES: "public_keys",
         SIGNER_CANARY_KEYS: KEY_B,
+        SIGNER_SERVER__LISTEN_ADDRESS: "127.0.0.1",
       },
     });
     expect(result.ok ? [] : result.problems).toEqual([]);
@@ -552,6 +553,28 @@ describe("static_auth", () => {
       });
       expect(validateConfig(config, {})).toEqual([]);
     });
+  });
+});
+
+describe("server.host_allowlist", () => {
+  test("names, addresses and * are accepted; a port, a space or a path is not", () => {
+    const config = configWith((c) => {
+      c.server.host_allowlist = [
+        "*",
+        "signer.internal",
+        "10.0.0.5",
+        "::1",
+        "[fe80::1]",
+        "signer:9000",
+        "a b",
+        "host/path",
+      ];
+    });
+    expect(where(validateConfig(config, {}))).toEqual([
+      "server.host_allowlist[5]",
+      "server.host_allowlist[6]",
+      "server.host_allowlist[7]",
+    ]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { parseCidr } from "../auth/cidr";
 import { isScope, LEGACY_SCOPES } from "../auth/scopes";
 import { isPubkeyHex } from "../keys/pubkey";
+import { allowlistEntryProblem } from "../net/host";
 import { parseLogFilter } from "../observability/log";
 import { parseWrapSpec } from "../seal/wrap/index";
 import { isSigningOperation } from "../signing/operations";
@@ -18,6 +19,7 @@ export function validateConfig(config: Config, env: Env): ConfigProblem[] {
   const report = (where: string, message: string) => problems.push(problem(where, message));
   checkLogging(config, report);
   checkCors(config, report);
+  checkHostAllowlist(config, report);
   checkPubkeys("canary_keys", config.canary_keys, report);
   checkAntislashing(config, report);
   checkCloudKv(config, report);
@@ -48,6 +50,13 @@ export function resolveSecret(
 function checkLogging(config: Config, report: Report) {
   const parsed = parseLogFilter(config.logging.level);
   if (!parsed.ok) report("logging.level", parsed.error);
+}
+
+function checkHostAllowlist(config: Config, report: Report) {
+  for (const [i, entry] of config.server.host_allowlist.entries()) {
+    const problem = allowlistEntryProblem(entry);
+    if (problem) report(`server.host_allowlist[${i}]`, problem);
+  }
 }
 
 function checkCors(config: Config, report: Report) {

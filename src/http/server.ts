@@ -1,11 +1,11 @@
 import type { Server } from "bun";
 import type { ErrorCode } from "../errors";
+import { checkHost, type HostAllowlist, isHostAllowed } from "../net/host";
 import type { Logger } from "../observability/log";
 import { type CorsPolicy, corsResponseHeaders, isPreflight, preflightHeaders } from "./cors";
 import { errorResponse } from "./errors";
 import { attachRequestMeta } from "./request-meta";
 import type { ServerTls } from "./tls";
-import { asksToClose, checkHost, type HostAllowlist, isHostAllowed } from "./transport";
 
 export interface HttpServerOptions {
   hostname: string;
@@ -82,11 +82,13 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
         ),
       );
     }
-    // Bun builds a relative URL from a Host it cannot use; the check above admits none, but a
-    // request that still has one must not reach a router.
+    // Bun's URL is relative for a target that is not a path (CONNECT's host:port): no router
+    // may see one.
     const url = incoming.url;
     const authorityStart = url.indexOf("://") + 3;
-    if (authorityStart < 3) return refuse("invalid_host", "the Host header is not usable");
+    if (authorityStart < 3) {
+      return refuse("invalid_request", "the request target must be a path (origin-form)");
+    }
     const pathStart = url.indexOf("/", authorityStart);
     const target = pathStart < 0 ? "/" : url.slice(pathStart);
     if (draining) return finish(errorResponse("shutting_down", "signer is shutting down"));
@@ -206,4 +208,17 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
     for (const [name, value] of Object.entries(headers)) copy.headers.set(name, value);
     return copy;
   }
+}
+
+/**
+ * Whether the request's `Connection` header carries the `close` option. Bun then closes the
+ * connection after the response, so the response must say so (RFC 9112 §9.6), or a client that
+ * pools connections sends its next request down a closed socket.
+ */
+function asksToClose(connection: string | null): boolean {
+  if (connection === null) return false;
+  for (const option of connection.split(",")) {
+    if (option.trim().toLowerCase() === "close") return true;
+  }
+  return false;
 }

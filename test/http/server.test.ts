@@ -22,6 +22,9 @@ class QuickHealthRegistry extends HealthRegistry {
 
 interface HarnessOptions {
   requestTimeoutMs?: number;
+  keepAliveSeconds?: number;
+  /** The deadline of the /work route, when it is not the default. */
+  workTimeoutMs?: number;
   cors?: CorsPolicy;
   health?: HealthRegistry;
 }
@@ -88,7 +91,9 @@ function start(options: HarnessOptions = {}): Harness {
     hostname: "127.0.0.1",
     port: 0,
     requestTimeoutMs: options.requestTimeoutMs ?? 5000,
-    keepAliveSeconds: 120,
+    keepAliveSeconds: options.keepAliveSeconds ?? 120,
+    timeoutMsFor: (request) =>
+      new URL(request.url).pathname === "/work" ? options.workTimeoutMs : undefined,
     cors: options.cors,
     logger,
     handle: (request) => {
@@ -656,6 +661,106 @@ describe("job limiter behind the server", () => {
   });
 });
 
+/** Sends `requests` (raw HTTP text) on one connection; resolves with all it got once closed or idle. */
+async function exchange(port: number, requests: string, settleMs = 300) {
+  const raw = await rawConnection(port);
+  raw.socket.write(requests);
+  const closed = await Promise.race([
+    raw.closed.then(() => true),
+    Bun.sleep(settleMs).then(() => false),
+  ]);
+  if (!closed) raw.socket.end();
+  return { text: raw.received.join(""), closedByServer: closed };
+}
+
+const get = (port: number, path: string, headers = "") =>
+  `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headers}\r\n`;
+
+describe("connections (RFC 9112 §9)", () => {
+  test("Connection: close is answered Connection: close and the server closes after it", async () => {
+    const h = start();
+    for (const option of ["close", "Close", "keep-alive, close", "TE,close"]) {
+      const { text, closedByServer } = await exchange(
+        h.server.port,
+        get(h.server.port, "/upcheck", `Connection: ${option}\r\n`),
+        2000,
+      );
+      const answer = parseRawResponse(text);
+      expect(answer.status).toBe(200);
+      expect(answer.headers.connection).toBe("close");
+      expect(answer.headers["keep-alive"]).toBeUndefined();
+      expect(closedByServer).toBe(true);
+    }
+  });
+
+  test("without close the connection stays open, says its idle timeout, and serves the next request", async () => {
+    const h = start({ keepAliveSeconds: 77 });
+    const port = h.server.port;
+    const { text, closedByServer } = await exchange(
+      port,
+      get(port, "/upcheck") + get(port, "/upcheck", "Connection: keep-alive\r\n"),
+    );
+    expect(closedByServer).toBe(false);
+    const answers = text.split("HTTP/1.1 ").slice(1);
+    expect(answers).toHaveLength(2);
+    for (const answer of answers) {
+      const parsed = parseRawResponse(`HTTP/1.1 ${answer}`);
+      expect(parsed.status).toBe(200);
+      expect(parsed.headers.connection).toBeUndefined();
+      expect(parsed.headers["keep-alive"]).toBe("timeout=77");
+    }
+  });
+
+  test("a request pipelined after one that asked to close is not served", async () => {
+    const h = start();
+    const port = h.server.port;
+    const { text, closedByServer } = await exchange(
+      port,
+      get(port, "/upcheck", "Connection: close\r\n") + get(port, "/healthcheck"),
+      2000,
+    );
+    expect(closedByServer).toBe(true);
+    expect(text.split("HTTP/1.1 ")).toHaveLength(2);
+    expect(parseRawResponse(text).headers.connection).toBe("close");
+  });
+
+  test("an HTTP/1.0 request without Host is 400 invalid_host, as JSON, and closes", async () => {
+    const h = start();
+    const { text, closedByServer } = await exchange(
+      h.server.port,
+      "GET /upcheck HTTP/1.0\r\n\r\n",
+      2000,
+    );
+    const answer = parseRawResponse(text);
+    expect(answer.status).toBe(400);
+    expect(answer.headers["content-type"]).toContain("application/json");
+    expect(answer.headers.connection).toBe("close");
+    expect(JSON.parse(answer.body)).toEqual({
+      code: "invalid_host",
+      message: "the request has no Host header",
+    });
+    expect(closedByServer).toBe(true);
+  });
+
+  test("a route with a longer deadline gives its connection the keep-alive timer back", async () => {
+    // Bun's idle timer also runs during a request, so /work gets a longer one; after the answer
+    // the connection must be closed after the keep-alive timeout again (Bun's timer ticks in
+    // steps of up to 4 s), not kept for the route's deadline.
+    const h = start({ keepAliveSeconds: 1, workTimeoutMs: 60_000 });
+    h.release();
+    const raw = await rawConnection(h.server.port);
+    raw.socket.write(
+      `POST /work HTTP/1.1\r\nHost: 127.0.0.1:${h.server.port}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    );
+    await until(() => raw.received.join("").includes('"done"'));
+    const answered = performance.now();
+    await Promise.race([raw.closed, Bun.sleep(15_000)]);
+    raw.socket.end();
+    // Closed by the server within its keep-alive timeout plus Bun's tick, long before 65 s.
+    expect(performance.now() - answered).toBeLessThan(12_000);
+  }, 20_000);
+});
+
 describe("shutdown", () => {
   test("an in-flight request finishes and shutdown reports forced:false after it", async () => {
     const h = start();
@@ -687,6 +792,8 @@ describe("shutdown", () => {
     const response = await slow;
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ result: "done" });
+    // Answered while draining: the client learns this connection will not carry another request.
+    expect(response.headers.get("connection")).toBe("close");
     expect(await shutdown).toEqual({ forced: false });
     expect(h.events).toEqual(["handler-done", "shutdown-resolved"]);
     expect(h.server.inFlight()).toBe(0);

@@ -1,9 +1,8 @@
 import { isIPv6 } from "node:net";
 
 /**
- * The connection-level rules of the listeners, as plain functions: which Host headers are valid
- * (RFC 9110 §7.2 with RFC 3986 §3.2.2), which are allowed, and when a response must tell the
- * client that the connection closes after it (RFC 9112 §9.3 and §9.6).
+ * Which Host headers are valid (RFC 9110 §7.2 with RFC 3986 §3.2.2) and which a listener answers
+ * (`server.host_allowlist`), as plain functions for the listeners and the config check alike.
  */
 
 export type HostCheck =
@@ -76,17 +75,4 @@ export function allowlistEntryProblem(entry: string): string | undefined {
   const unbracketed = entry.startsWith("[") && entry.endsWith("]") ? entry.slice(1, -1) : entry;
   if (entry === "*" || isIPv6(unbracketed) || REG_NAME.test(entry)) return undefined;
   return `${JSON.stringify(entry)} is not a host name or address (list names without a port; "*" allows any)`;
-}
-
-/**
- * Whether the request's `Connection` header carries the `close` option. Bun then closes the
- * connection after the response, so the response must say so (RFC 9112 §9.6), or a client that
- * pools connections sends its next request down a closed socket.
- */
-export function asksToClose(connection: string | null): boolean {
-  if (connection === null) return false;
-  for (const option of connection.split(",")) {
-    if (option.trim().toLowerCase() === "close") return true;
-  }
-  return false;
 }
