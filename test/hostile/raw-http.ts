@@ -134,6 +134,19 @@ export function sendRaw(
   options: SendOptions = {},
 ): Promise<RawResponse> {
   const { head, body } = encodeRequest(port, request);
+  return sendBytes(port, head, body, options);
+}
+
+/**
+ * Sends bytes exactly as given (a request line or headers no encoder would write) on a fresh
+ * connection, and waits for one answer or for the server to close.
+ */
+export function sendBytes(
+  port: number,
+  head: Buffer,
+  body: Buffer = Buffer.alloc(0),
+  options: SendOptions = {},
+): Promise<RawResponse> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   return new Promise<RawResponse>((resolve, reject) => {
     const received: Buffer[] = [];
