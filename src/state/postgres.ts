@@ -63,7 +63,7 @@ export interface PostgresStateOptions {
 }
 
 /** Append-only: never edit a released migration, add a new one. */
-const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     description: "policies and tokens",

@@ -49,7 +49,7 @@ interface Migration {
 }
 
 /** Append-only: never edit a released migration, add a new one. */
-const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     sql: [
