@@ -23,7 +23,8 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Policy } from "../auth/types";
-import { openDurableSqlite } from "../storage/sqlite";
+import { runSqliteMigrations, type SqliteMigration } from "../storage/sqlite/migrate";
+import { openDurableSqlite } from "../storage/sqlite/open";
 import {
   checkExpectedVersion,
   checkNow,
@@ -43,13 +44,8 @@ export interface SqliteStateOptions {
   readonly busyTimeoutMs?: number;
 }
 
-interface Migration {
-  readonly version: number;
-  readonly sql: readonly string[];
-}
-
 /** Append-only: never edit a released migration, add a new one. */
-export const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 1,
     sql: [
@@ -86,31 +82,6 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 export const SQLITE_STATE_SCHEMA_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);
-
-function migrate(db: Database): void {
-  db.transaction(() => {
-    db.run("CREATE TABLE IF NOT EXISTS sigil_state_schema_version (version INTEGER NOT NULL)");
-    const row = db
-      .query("SELECT MAX(version) AS version FROM sigil_state_schema_version")
-      .get() as {
-      version: number | null;
-    } | null;
-    const current = row?.version ?? 0;
-    if (current > SQLITE_STATE_SCHEMA_VERSION) {
-      throw new StateSchemaError(
-        `signer_state database has schema version ${current}, newer than this sigil knows (${SQLITE_STATE_SCHEMA_VERSION}); refusing to open it (upgrade sigil)`,
-      );
-    }
-    for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
-      for (const statement of migration.sql) db.run(statement);
-      db.run("DELETE FROM sigil_state_schema_version");
-      db.query("INSERT INTO sigil_state_schema_version (version) VALUES ($version)").run({
-        version: migration.version,
-      });
-    }
-  }).immediate();
-}
 
 interface TokenRow {
   hash: string;
@@ -331,7 +302,14 @@ export async function openSqliteState(
 ): Promise<SignerStateStore> {
   const db = openDurableSqlite(path, { busyTimeoutMs: options.busyTimeoutMs });
   try {
-    migrate(db);
+    runSqliteMigrations(db, {
+      versionTable: "sigil_state_schema_version",
+      migrations: MIGRATIONS,
+      tooNew: (current, latest) =>
+        new StateSchemaError(
+          `signer_state database has schema version ${current}, newer than this sigil knows (${latest}); refusing to open it (upgrade sigil)`,
+        ),
+    });
   } catch (error) {
     db.close(false);
     throw error;

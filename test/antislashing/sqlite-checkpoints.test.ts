@@ -13,7 +13,7 @@ import {
   SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES,
   startBackgroundCheckpoints,
 } from "../../src/antislashing/backends/wal-checkpoint";
-import { openDurableSqlite } from "../../src/storage/sqlite";
+import { openDurableSqlite } from "../../src/storage/sqlite/open";
 import { TempDir } from "../support/cli";
 import { testLogger } from "../support/log-capture";
 import { slashingConformanceSuite } from "./conformance";

@@ -60,7 +60,8 @@
 
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../../observability/log";
-import { openDurableSqlite } from "../../storage/sqlite";
+import { runSqliteMigrations, type SqliteMigration } from "../../storage/sqlite/migrate";
+import { openDurableSqlite } from "../../storage/sqlite/open";
 import {
   assertAttestationVote,
   assertBlockProposal,
@@ -123,14 +124,8 @@ export class SqliteSchemaError extends Error {
 
 // ─── schema ────────────────────────────────────────────────────────────────────────────────────
 
-interface Migration {
-  readonly version: number;
-  readonly description: string;
-  readonly sql: readonly string[];
-}
-
 /** Append-only: never edit a released migration, add a new one. */
-export const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 1,
     description: "metadata, validators, signed blocks and attestations",
@@ -219,29 +214,6 @@ const enc = (value: bigint): bigint => value - OFFSET;
 const dec = (value: bigint): bigint => value + OFFSET;
 /** Staged import rows are flushed to the TEMP tables in transactions of this many rows. */
 const STAGE_BATCH = 5000;
-
-function migrate(db: Database): void {
-  db.transaction(() => {
-    db.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-    const row = db.query("SELECT MAX(version) AS version FROM schema_version").get() as {
-      version: bigint | null;
-    } | null;
-    const current = Number(row?.version ?? 0n);
-    if (current > SQLITE_SCHEMA_VERSION) {
-      throw new SqliteSchemaError(
-        `slashing protection database has schema version ${current}, newer than this sigil knows (${SQLITE_SCHEMA_VERSION}); refusing to open it (upgrade sigil)`,
-      );
-    }
-    for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
-      for (const statement of migration.sql) db.run(statement);
-      db.run("DELETE FROM schema_version");
-      db.query("INSERT INTO schema_version (version) VALUES ($version)").run({
-        version: migration.version,
-      });
-    }
-  }).immediate();
-}
 
 // ─── store ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -891,7 +863,14 @@ export async function openSqliteStore(
   });
   let wal: WalSync;
   try {
-    migrate(db);
+    runSqliteMigrations(db, {
+      versionTable: "schema_version",
+      migrations: MIGRATIONS,
+      tooNew: (current, latest) =>
+        new SqliteSchemaError(
+          `slashing protection database has schema version ${current}, newer than this sigil knows (${latest}); refusing to open it (upgrade sigil)`,
+        ),
+    });
     wal = openWalSync(db, options.syncWal);
   } catch (error) {
     db.close(false);
