@@ -2,7 +2,7 @@
  * signer_state in PostgreSQL (postgres.js), shareable by several signer processes.
  *
  * The URL, TLS (sslmode, TLS on by default) and force_ipv4 are handled exactly as for the
- * slashing-protection database, by the same code (../antislashing/backends/postgres-connection.ts);
+ * slashing-protection database, by the same code (../storage/postgres/);
  * only the setting named in error messages differs (`signer_state.url`).
  *
  * Layout, in the first schema of the session's search_path (several chains or deployments can
@@ -26,14 +26,14 @@
  * the returned row count says who won.
  */
 import postgres from "postgres";
-import {
-  createPostgresClient,
-  PostgresConfigError,
-  parsePostgresUrl,
-} from "../antislashing/backends/postgres-connection";
-import { type Migration, runPostgresMigrations } from "../antislashing/backends/postgres-migrate";
 import type { Policy } from "../auth/types";
-import type { Logger } from "../observability/log";
+import { PostgresConfigError } from "../storage/postgres/connection";
+import type { Migration } from "../storage/postgres/migrate";
+import {
+  openMigratedPostgres,
+  type PostgresDatabase,
+  type PostgresPoolOptions,
+} from "../storage/postgres/open";
 import {
   checkExpectedVersion,
   checkNow,
@@ -50,17 +50,8 @@ import type { SealSlot, SignerStateStore, TokenRecord } from "./store";
 
 export { PostgresConfigError };
 
-export interface PostgresStateOptions {
-  /** `signer_state.url`; TLS unless `?sslmode=disable`. */
-  readonly url: string;
-  /** `signer_state.pool_size`. */
-  readonly poolSize: number;
-  /** `signer_state.force_ipv4`. */
-  readonly forceIpv4: boolean;
-  readonly logger?: Logger;
-  /** Connect (DNS, TCP, TLS) time limit per connection; default 10 s. */
-  readonly connectTimeoutMs?: number;
-}
+/** `signer_state.url`, `.pool_size`, `.force_ipv4` (storage/postgres/open.ts). */
+export type PostgresStateOptions = PostgresPoolOptions;
 
 /** Append-only: never edit a released migration, add a new one. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -280,64 +271,21 @@ class PostgresStateStore implements SignerStateStore {
   }
 }
 
+const DATABASE: PostgresDatabase = {
+  what: "signer_state",
+  settings: "signer_state",
+  connection: { application_name: "sigil-state" },
+  versionTable: "sigil_state_schema_version",
+  lockKey: STATE_MIGRATION_LOCK_KEY,
+  migrations: MIGRATIONS,
+  schemaError: (message) => new StateSchemaError(message),
+};
+
 /**
  * Opens the pool, checks that the server answers and migrates the schema. Rejects when the URL is
  * invalid (PostgresConfigError), the database cannot be reached, or its schema is newer than this
  * build (StateSchemaError).
  */
 export async function openPostgresState(options: PostgresStateOptions): Promise<SignerStateStore> {
-  const target = parsePostgresUrl(options.url, "signer_state.url");
-  if (!Number.isInteger(options.poolSize) || options.poolSize < 1) {
-    throw new PostgresConfigError(
-      `signer_state.pool_size must be a positive integer, not ${options.poolSize}`,
-    );
-  }
-  const logger = options.logger;
-  if (target.tls.mode === "disable") {
-    logger?.warn("signer_state: PostgreSQL connection is NOT encrypted (sslmode=disable)", {
-      database: target.display,
-    });
-  } else if (target.tls.mode !== "verify-full") {
-    logger?.info(
-      "signer_state: PostgreSQL server certificate is not fully verified; use sslmode=verify-full on untrusted networks",
-      { database: target.display },
-    );
-  }
-  const sql = createPostgresClient(target, {
-    poolSize: options.poolSize,
-    forceIpv4: options.forceIpv4,
-    connectTimeoutMs: options.connectTimeoutMs,
-    connection: { application_name: "sigil-state" },
-    onPlaintextFallback: () =>
-      logger?.warn("signer_state: server offers no TLS, connecting in plaintext (sslmode=prefer)", {
-        database: target.display,
-      }),
-  });
-  try {
-    await runPostgresMigrations(
-      sql,
-      {
-        versionTable: "sigil_state_schema_version",
-        lockKey: STATE_MIGRATION_LOCK_KEY,
-        migrations: MIGRATIONS,
-        appliedMessage: "signer_state: database migrated",
-        tooNew: (current, latest) =>
-          new StateSchemaError(
-            `the signer_state database has schema version ${current}, newer than the ` +
-              `${latest} this sigil knows: upgrade sigil (refusing to touch it)`,
-          ),
-      },
-      logger,
-    );
-  } catch (error) {
-    await sql.end({ timeout: 0 }).catch(() => {});
-    throw error;
-  }
-  logger?.info("signer_state: PostgreSQL ready", {
-    database: target.display,
-    pool_size: options.poolSize,
-    force_ipv4: options.forceIpv4,
-    schema_version: POSTGRES_STATE_SCHEMA_VERSION,
-  });
-  return new PostgresStateStore(sql);
+  return new PostgresStateStore(await openMigratedPostgres(DATABASE, options));
 }

@@ -8,7 +8,6 @@ import {
   PostgresSchemaError,
   type PostgresStoreOptions,
 } from "../../src/antislashing/backends/postgres";
-import { parsePostgresUrl } from "../../src/antislashing/backends/postgres-connection";
 import { LATEST_SCHEMA_VERSION } from "../../src/antislashing/backends/postgres-schema";
 import { decideAttestation, decideBlock, genesisMismatch } from "../../src/antislashing/rules";
 import {
@@ -19,6 +18,7 @@ import {
   type SlashingStore,
 } from "../../src/antislashing/store";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
+import { parsePostgresUrl } from "../../src/storage/postgres/connection";
 import { captureSink } from "../support/log-capture";
 import { type PostgresServer, startPostgres } from "../support/postgres";
 import { slashingConformanceSuite } from "./conformance";

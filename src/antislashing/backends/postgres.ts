@@ -5,7 +5,7 @@
  * Every check is ONE round trip: `SELECT * FROM sigil_check_and_insert_…($1, …)`, a plpgsql
  * function that locks the validator, applies the rules, records an accepted message and returns
  * the decision, all in the statement's own transaction (schema, types and locking:
- * postgres-schema.ts; URL, TLS and force_ipv4: postgres-connection.ts).
+ * postgres-schema.ts; URL, TLS and force_ipv4: storage/postgres/connection.ts).
  *
  * Errors are never decisions: a failed connection or query rejects, and the caller answers 503.
  * A check whose connection breaks after the server committed it is reported as an error too; the
@@ -24,6 +24,12 @@
  */
 import type postgres from "postgres";
 import type { Logger } from "../../observability/log";
+import { PostgresConfigError } from "../../storage/postgres/connection";
+import {
+  openMigratedPostgres,
+  type PostgresDatabase,
+  type PostgresPoolOptions,
+} from "../../storage/postgres/open";
 import { assertAttestationVote, assertBlockProposal, assertPubkey, isUint64 } from "../encoding";
 import {
   type AttestationHistory,
@@ -51,23 +57,12 @@ import {
   SlashingImportError,
   type SlashingStore,
 } from "../store";
-import { createPostgresClient, PostgresConfigError, parsePostgresUrl } from "./postgres-connection";
-import { runPostgresMigrations } from "./postgres-migrate";
-import { LATEST_SCHEMA_VERSION, MIGRATION_LOCK_KEY, MIGRATIONS } from "./postgres-schema";
+import { MIGRATION_LOCK_KEY, MIGRATIONS } from "./postgres-schema";
 
 export { PostgresConfigError };
 
-export interface PostgresStoreOptions {
-  /** `antislashing.url`; TLS unless `?sslmode=disable` (see postgres-connection.ts). */
-  readonly url: string;
-  /** `antislashing.pool_size`: connections kept by this process. */
-  readonly poolSize: number;
-  /** `antislashing.force_ipv4`: connect to the host's IPv4 address only. */
-  readonly forceIpv4: boolean;
-  readonly logger?: Logger;
-  /** Connect (DNS, TCP, TLS) time limit per connection; default 10 s. */
-  readonly connectTimeoutMs?: number;
-}
+/** `antislashing.url`, `.pool_size`, `.force_ipv4` (storage/postgres/open.ts). */
+export type PostgresStoreOptions = PostgresPoolOptions;
 
 /** The database was migrated by a newer sigil than this one. */
 export class PostgresSchemaError extends Error {
@@ -469,65 +464,23 @@ async function* exportValidators(
   if (current !== undefined) yield finish(current);
 }
 
+/** The slashing protection tables, functions and migrations (postgres-schema.ts). */
+const DATABASE: PostgresDatabase = {
+  what: "slashing protection",
+  settings: "antislashing",
+  // The check functions rely on (and insist on) READ COMMITTED; see postgres-schema.ts.
+  connection: { application_name: "sigil", default_transaction_isolation: "read committed" },
+  versionTable: "sigil_schema_version",
+  lockKey: MIGRATION_LOCK_KEY,
+  migrations: MIGRATIONS,
+  schemaError: (message) => new PostgresSchemaError(message),
+};
+
 /**
  * Opens the pool, checks that the server answers and migrates the schema. Rejects when the
  * database cannot be reached or is newer than this build.
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<SlashingStore> {
-  const target = parsePostgresUrl(options.url);
-  if (!Number.isInteger(options.poolSize) || options.poolSize < 1) {
-    throw new PostgresConfigError(
-      `antislashing.pool_size must be a positive integer, not ${options.poolSize}`,
-    );
-  }
-  const logger = options.logger;
-  if (target.tls.mode === "disable") {
-    logger?.warn("slashing protection: PostgreSQL connection is NOT encrypted (sslmode=disable)", {
-      database: target.display,
-    });
-  } else if (target.tls.mode !== "verify-full") {
-    logger?.info(
-      "slashing protection: PostgreSQL server certificate is not fully verified; use sslmode=verify-full on untrusted networks",
-      { database: target.display },
-    );
-  }
-  const sql = createPostgresClient(target, {
-    poolSize: options.poolSize,
-    forceIpv4: options.forceIpv4,
-    connectTimeoutMs: options.connectTimeoutMs,
-    // The check functions rely on (and insist on) READ COMMITTED; see postgres-schema.ts.
-    connection: { application_name: "sigil", default_transaction_isolation: "read committed" },
-    onPlaintextFallback: () =>
-      logger?.warn(
-        "slashing protection: server offers no TLS, connecting in plaintext (sslmode=prefer)",
-        { database: target.display },
-      ),
-  });
-  try {
-    await runPostgresMigrations(
-      sql,
-      {
-        versionTable: "sigil_schema_version",
-        lockKey: MIGRATION_LOCK_KEY,
-        migrations: MIGRATIONS,
-        appliedMessage: "slashing protection: database migrated",
-        tooNew: (current, latest) =>
-          new PostgresSchemaError(
-            `the slashing protection database has schema version ${current}, newer than the ` +
-              `${latest} this sigil knows: upgrade sigil (refusing to touch it)`,
-          ),
-      },
-      logger,
-    );
-  } catch (error) {
-    await sql.end({ timeout: 0 }).catch(() => {});
-    throw error;
-  }
-  logger?.info("slashing protection: PostgreSQL ready", {
-    database: target.display,
-    pool_size: options.poolSize,
-    force_ipv4: options.forceIpv4,
-    schema_version: LATEST_SCHEMA_VERSION,
-  });
-  return new PostgresStore(sql, logger);
+  const sql = await openMigratedPostgres(DATABASE, options);
+  return new PostgresStore(sql, options.logger);
 }

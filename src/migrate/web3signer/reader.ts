@@ -8,17 +8,17 @@
  * Memory stays bounded: all rows come from one ordered statement through a cursor, a batch at a
  * time, grouped into validators as they arrive; one validator's records are held at once.
  *
- * The connection is sigil's (postgres-connection.ts): TLS unless `?sslmode=disable`, the same
+ * The connection is sigil's (storage/postgres/connection.ts): TLS unless `?sslmode=disable`, the same
  * sslmode rules as `antislashing.url`. Errors never carry the URL's password.
  */
 import type postgres from "postgres";
+import { bytesToHex } from "../../antislashing/encoding";
+import type { InterchangeAttestation, InterchangeBlock } from "../../antislashing/store";
 import {
   createPostgresClient,
   type PostgresTarget,
   parsePostgresUrl,
-} from "../../antislashing/backends/postgres-connection";
-import { bytesToHex } from "../../antislashing/encoding";
-import type { InterchangeAttestation, InterchangeBlock } from "../../antislashing/store";
+} from "../../storage/postgres/connection";
 import {
   uint64Column,
   type Web3SignerHighWatermark,

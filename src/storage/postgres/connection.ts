@@ -1,7 +1,8 @@
 /**
- * How sigil reaches PostgreSQL: the `antislashing.url` is parsed here, and every pooled
- * connection is opened by `openSocket` (handed to postgres.js as its `socket` factory), so that
- * TLS and address selection follow sigil's rules rather than the driver's defaults.
+ * How sigil reaches PostgreSQL: a database URL (`antislashing.url`, `signer_state.url`, the
+ * `--db-url` of `sigil migrate web3signer`) is parsed here, and every pooled connection is opened
+ * by `openSocket` (handed to postgres.js as its `socket` factory), so that TLS and address
+ * selection follow sigil's rules rather than the driver's defaults.
  *
  * TLS is ON unless the URL says `sslmode=disable`. The modes mean what they mean in libpq, with
  * one deliberate difference: without any `sslmode` the connection REQUIRES TLS (libpq would

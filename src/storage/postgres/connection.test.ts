@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { reconnectDelaySeconds } from "./postgres-connection";
+import { reconnectDelaySeconds } from "./connection";
 
 describe("reconnectDelaySeconds", () => {
   test("grows from 5–10 ms like the driver's curve", () => {
