@@ -1,4 +1,3 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { SlashingStore } from "../antislashing/store";
 import type { Config } from "../config/schema";
 import { GENERATE_PATH, SIGNER_KEYS_PATH } from "../http/routes/signer-keys";
@@ -12,6 +11,7 @@ import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
 import type { SealService } from "../seal/service";
 import type { BlsBackend } from "../signing/bls/backend";
+import { createDynamoClient } from "../storage/dynamodb/client";
 
 export interface CloudKvWiring {
   /** Failures of the last load or refresh (no secrets), for health and metrics. */
@@ -45,7 +45,7 @@ export async function wireCloudKv(
   if (!settings.table) return undefined;
   const log = deps.logger.child("cloud_kv");
   // Endpoint and credentials from the SDK's standard chain (AWS_ENDPOINT_URL_DYNAMODB, profiles…).
-  const table = new CloudKvTable(new DynamoDBClient({}), settings.table);
+  const table = new CloudKvTable(createDynamoClient(), settings.table);
   await table.validate();
   let failures: readonly string[] = [];
   let timer: ReturnType<typeof setInterval> | undefined;

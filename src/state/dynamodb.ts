@@ -43,17 +43,15 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   DeleteItemCommand,
-  DescribeTableCommand,
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
-  ResourceNotFoundException,
-  type TableDescription,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import type { Policy } from "../auth/types";
 import type { Logger } from "../observability/log";
+import { checkTableLayout, pingTable } from "../storage/dynamodb/table";
 import {
   checkExpectedVersion,
   checkNow,
@@ -99,50 +97,6 @@ const list = (values: readonly string[]): AttributeValue => ({ L: values.map(str
 const key = (pk: string, sk: string): Item => ({ pk: str(pk), sk: str(sk) });
 
 const LAYOUT = 'partition key "pk" (type S) and sort key "sk" (type S)';
-
-function layoutProblems(description: TableDescription | undefined): string[] {
-  if (description === undefined) return ["DescribeTable returned no table description"];
-  const problems: string[] = [];
-  const keys = description.KeySchema ?? [];
-  const typeOf = (name: string) =>
-    description.AttributeDefinitions?.find((d) => d.AttributeName === name)?.AttributeType;
-  for (const [role, name] of [
-    ["HASH", "pk"],
-    ["RANGE", "sk"],
-  ] as const) {
-    const found = keys.find((k) => k.KeyType === role)?.AttributeName;
-    const what = role === "HASH" ? "partition key" : "sort key";
-    if (found !== name) problems.push(`its ${what} is "${found ?? "(none)"}", not "${name}"`);
-    else if (typeOf(name) !== "S") {
-      problems.push(`its ${what} "${name}" has type ${typeOf(name) ?? "(unknown)"}, not S`);
-    }
-  }
-  const status = description.TableStatus;
-  if (status !== undefined && status !== "ACTIVE" && status !== "UPDATING") {
-    problems.push(`its status is ${status}`);
-  }
-  return problems;
-}
-
-async function describeAndValidate(client: DynamoDBClient, table: string): Promise<void> {
-  let description: TableDescription | undefined;
-  try {
-    description = (await client.send(new DescribeTableCommand({ TableName: table }))).Table;
-  } catch (err) {
-    if (err instanceof ResourceNotFoundException) {
-      throw new StateSchemaError(
-        `signer_state: DynamoDB table "${table}" does not exist; create it with ${LAYOUT}`,
-      );
-    }
-    throw err;
-  }
-  const problems = layoutProblems(description);
-  if (problems.length > 0) {
-    throw new StateSchemaError(
-      `signer_state: DynamoDB table "${table}" cannot hold signer state: ${problems.join("; ")} (expected ${LAYOUT})`,
-    );
-  }
-}
 
 function text(item: Item, name: string): string | undefined {
   return item[name]?.S;
@@ -491,7 +445,7 @@ class DynamoStateStore implements SignerStateStore {
 
   async ping(): Promise<void> {
     this.assertOpen();
-    await this.client.send(new DescribeTableCommand({ TableName: this.table }));
+    await pingTable(this.client, this.table);
   }
 
   async close(): Promise<void> {
@@ -513,7 +467,17 @@ export async function openDynamoState(options: DynamoStateOptions): Promise<Sign
         "the dynamodb signer_state backend needs a table name (signer_state.table)",
       );
     }
-    await describeAndValidate(client, table);
+    await checkTableLayout(client, table, {
+      layout: { partitionKey: "pk", sortKey: "sk" },
+      missing: () =>
+        new StateSchemaError(
+          `signer_state: DynamoDB table "${table}" does not exist; create it with ${LAYOUT}`,
+        ),
+      mismatch: (problems) =>
+        new StateSchemaError(
+          `signer_state: DynamoDB table "${table}" cannot hold signer state: ${problems.join("; ")} (expected ${LAYOUT})`,
+        ),
+    });
   } catch (err) {
     client.destroy();
     throw err;

@@ -22,16 +22,14 @@
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
-  DescribeTableCommand,
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  ResourceNotFoundException,
   ScanCommand,
-  type TableDescription,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
 import type { Logger } from "../../observability/log";
+import { checkTableLayout, pingTable } from "../../storage/dynamodb/table";
 import {
   assertAttestationVote,
   assertBlockProposal,
@@ -153,57 +151,23 @@ export async function openDynamoStore(options: DynamoStoreOptions): Promise<Slas
     );
   }
   try {
-    await describeAndValidate(client, table);
+    await checkTableLayout(client, table, {
+      layout: { partitionKey: ATTR.pubkey },
+      missing: () =>
+        new DynamoTableError(
+          `DynamoDB table "${table}" does not exist; create it with partition key "pubkey" (type S) and no sort key (docs/antislashing-dynamodb.md)`,
+        ),
+      mismatch: (problems) =>
+        new DynamoTableError(
+          `DynamoDB table "${table}" cannot hold slashing protection: ${problems.join("; ")} (expected partition key "pubkey" of type S and no sort key; see docs/antislashing-dynamodb.md)`,
+        ),
+    });
   } catch (err) {
     client.destroy();
     throw err;
   }
   options.logger?.info("slashing protection: dynamodb table ready (minimal strategy)", { table });
   return new DynamoSlashingStore(options);
-}
-
-async function describeAndValidate(client: DynamoDBClient, table: string): Promise<void> {
-  let description: TableDescription | undefined;
-  try {
-    description = (await client.send(new DescribeTableCommand({ TableName: table }))).Table;
-  } catch (err) {
-    if (err instanceof ResourceNotFoundException) {
-      throw new DynamoTableError(
-        `DynamoDB table "${table}" does not exist; create it with partition key "pubkey" (type S) and no sort key (docs/antislashing-dynamodb.md)`,
-      );
-    }
-    throw err;
-  }
-  const problems = layoutProblems(description);
-  if (problems.length > 0) {
-    throw new DynamoTableError(
-      `DynamoDB table "${table}" cannot hold slashing protection: ${problems.join("; ")} (expected partition key "pubkey" of type S and no sort key; see docs/antislashing-dynamodb.md)`,
-    );
-  }
-}
-
-function layoutProblems(description: TableDescription | undefined): string[] {
-  if (description === undefined) return ["DescribeTable returned no table description"];
-  const problems: string[] = [];
-  const keys = description.KeySchema ?? [];
-  const hash = keys.find((k) => k.KeyType === "HASH");
-  const range = keys.find((k) => k.KeyType === "RANGE");
-  if (hash?.AttributeName !== ATTR.pubkey) {
-    problems.push(`its partition key is "${hash?.AttributeName ?? "(none)"}", not "pubkey"`);
-  } else {
-    const type = description.AttributeDefinitions?.find(
-      (d) => d.AttributeName === ATTR.pubkey,
-    )?.AttributeType;
-    if (type !== "S") {
-      problems.push(`its partition key "pubkey" has type ${type ?? "(unknown)"}, not S`);
-    }
-  }
-  if (range !== undefined) problems.push(`it has a sort key "${range.AttributeName ?? ""}"`);
-  const status = description.TableStatus;
-  if (status !== undefined && status !== "ACTIVE" && status !== "UPDATING") {
-    problems.push(`its status is ${status}`);
-  }
-  return problems;
 }
 
 class DynamoSlashingStore implements SlashingStore {
@@ -363,7 +327,7 @@ class DynamoSlashingStore implements SlashingStore {
 
   async ping(): Promise<void> {
     this.assertOpen();
-    await this.client.send(new DescribeTableCommand({ TableName: this.table }));
+    await pingTable(this.client, this.table);
   }
 
   async close(): Promise<void> {

@@ -2,15 +2,13 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   DeleteItemCommand,
-  DescribeTableCommand,
-  type DescribeTableCommandOutput,
   type DynamoDBClient,
   PutItemCommand,
-  ResourceNotFoundException,
   ScanCommand,
   type ScanCommandInput,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
+import { checkTableLayout } from "../../storage/dynamodb/table";
 import { createSemaphore } from "../semaphore";
 
 /**
@@ -45,30 +43,17 @@ export class CloudKvTable {
 
   /** Start-up check: the table exists and is keyed by `pubkey` (string) alone. */
   async validate(): Promise<void> {
-    let table: DescribeTableCommandOutput;
-    try {
-      table = await this.client.send(new DescribeTableCommand({ TableName: this.name }));
-    } catch (error) {
-      if (error instanceof ResourceNotFoundException)
-        throw new CloudKvTableError(`cloud_kv table "${this.name}" does not exist`);
-      throw new CloudKvTableError(
-        `cannot describe cloud_kv table "${this.name}": ${describe(error)}`,
-      );
-    }
-    const keys = table.Table?.KeySchema ?? [];
-    const type = table.Table?.AttributeDefinitions?.find(
-      (a) => a.AttributeName === "pubkey",
-    )?.AttributeType;
-    if (
-      keys.length !== 1 ||
-      keys[0]?.AttributeName !== "pubkey" ||
-      keys[0]?.KeyType !== "HASH" ||
-      type !== "S"
-    ) {
-      throw new CloudKvTableError(
-        `cloud_kv table "${this.name}" must have exactly one key: partition key "pubkey" of type S (see docs/cloud-kv.md)`,
-      );
-    }
+    await checkTableLayout(this.client, this.name, {
+      layout: { partitionKey: "pubkey" },
+      status: false,
+      missing: () => new CloudKvTableError(`cloud_kv table "${this.name}" does not exist`),
+      failed: (error) =>
+        new CloudKvTableError(`cannot describe cloud_kv table "${this.name}": ${describe(error)}`),
+      mismatch: () =>
+        new CloudKvTableError(
+          `cloud_kv table "${this.name}" must have exactly one key: partition key "pubkey" of type S (see docs/cloud-kv.md)`,
+        ),
+    });
   }
 
   /**
