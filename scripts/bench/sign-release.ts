@@ -17,7 +17,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
+import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import { StoreGuard } from "../../src/antislashing/guard";
 import type { SlashingStore } from "../../src/antislashing/store";
 import { KeyStore } from "../../src/keys/key-store";

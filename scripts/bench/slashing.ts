@@ -17,7 +17,7 @@
 //
 // Round trips per check. postgres: a counting TCP proxy (pg-count-proxy.ts) in front of the server
 // counts ReadyForQuery messages (one per round trip) over sequential checks; the store's design
-// (backends/postgres.ts) is ONE statement per check, `SELECT * FROM sigil_check_and_insert_…()`,
+// (backends/postgres/store.ts) is ONE statement per check, `SELECT * FROM sigil_check_and_insert_…()`,
 // whose plpgsql function locks the validator, applies the rules and records in the statement's own
 // transaction. dynamodb: DynamoDB requests per check, counted with a client middleware. sqlite:
 // in-process, no round trips (one BEGIN IMMEDIATE transaction per check).
@@ -167,12 +167,14 @@ export async function slashing(): Promise<Record<string, unknown>> {
       let requests = 0;
       let store: SlashingStore;
       if (backend === "sqlite" || backend === "sqlite-unsynced") {
-        const { openSqliteStore } = await import("../../src/antislashing/backends/sqlite");
+        const { openSqliteStore } = await import("../../src/antislashing/backends/sqlite/store");
         store = await openSqliteStore(join(dir, `checks-${backend}.sqlite`), {
           ...(backend === "sqlite-unsynced" ? { syncWal: async () => {} } : {}),
         });
       } else if (backend === "postgres") {
-        const { openPostgresStore } = await import("../../src/antislashing/backends/postgres");
+        const { openPostgresStore } = await import(
+          "../../src/antislashing/backends/postgres/store"
+        );
         store = await openPostgresStore({
           url: (await pg?.createDatabase()) ?? "",
           poolSize: 16,
@@ -181,7 +183,7 @@ export async function slashing(): Promise<Record<string, unknown>> {
       } else {
         dynamo ??= await startDynamo();
         await dynamo.createSlashingTable("bench");
-        const { openDynamoStore } = await import("../../src/antislashing/backends/dynamodb");
+        const { openDynamoStore } = await import("../../src/antislashing/backends/dynamodb/store");
         const client: DynamoDBClient = dynamoClient(dynamo.endpoint);
         client.middlewareStack.add(
           (next) => async (args) => {
@@ -308,7 +310,7 @@ async function postgresRoundTrips(
 ): Promise<Record<string, unknown>> {
   const url = new URL(await pg.createDatabase());
   let proxy: CountingProxy | undefined;
-  const { openPostgresStore } = await import("../../src/antislashing/backends/postgres");
+  const { openPostgresStore } = await import("../../src/antislashing/backends/postgres/store");
   try {
     proxy = await startCountingProxy(url.hostname, Number(url.port));
     url.port = String(proxy.port);
@@ -382,11 +384,11 @@ async function interchangeChild(
 ): Promise<Record<string, unknown>> {
   let store: SlashingStore;
   if (backend === "postgres") {
-    const { openPostgresStore } = await import("../../src/antislashing/backends/postgres");
+    const { openPostgresStore } = await import("../../src/antislashing/backends/postgres/store");
     store = await openPostgresStore({ url: target, poolSize: 16, forceIpv4: false });
   } else {
     mkdirSync(dirname(target), { recursive: true });
-    const { openSqliteStore } = await import("../../src/antislashing/backends/sqlite");
+    const { openSqliteStore } = await import("../../src/antislashing/backends/sqlite/store");
     store = await openSqliteStore(target);
   }
   try {

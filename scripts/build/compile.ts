@@ -31,7 +31,7 @@ export function buildStamp(): BuildStamp {
  * from the root.
  */
 const BLS_WORKER = "src/signing/bls/worker.ts";
-const CHECKPOINT_WORKER = "src/antislashing/backends/wal-checkpoint-worker.ts";
+const CHECKPOINT_WORKER = "src/antislashing/backends/sqlite/wal-checkpoint-worker.ts";
 const fromBundleRoot = (entry: string) => JSON.stringify(`./${entry.slice("src/".length)}`);
 const ROOT = join(import.meta.dir, "../..");
 

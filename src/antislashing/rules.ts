@@ -68,7 +68,7 @@
  * `should_succeed_complete` for every step, including the 21 `contains_slashable_data` ones. The
  * low watermark is MIN() over the kept records. Pruning also records per-validator floors, and
  * imports skip history below them, so re-importing pruned history cannot lower that MIN() again
- * (see `prune` in backends/sqlite.ts).
+ * (see `prune` in backends/sqlite/store.ts).
  *
  * ─── MINIMAL strategy (dynamodb): watermarks only ────────────────────────────────────────────────
  *

@@ -1,6 +1,3 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { AuthAdminService } from "../auth/admin";
 import {
   type Authenticator,
@@ -17,7 +14,7 @@ import { resolveSecret } from "../config/validate";
 import { normalizePubkey } from "../keys/pubkey";
 import type { Logger } from "../observability/log";
 import type { SealService } from "../seal/service";
-import type { SignerStateStore } from "../state/store";
+import { openSignerStateBackend, type SignerStateSettings } from "../state/registry";
 import { wireSeal } from "./seal";
 
 export interface AuthWiring {
@@ -34,7 +31,7 @@ type Env = Record<string, string | undefined>;
 /** Chooses the auth mode from the (already validated) configuration. */
 export async function wireAuth(config: Config, env: Env, logger: Logger): Promise<AuthWiring> {
   const none = async () => {};
-  if (config.signer_state) return wireStateful(config, logger);
+  if (config.signer_state) return wireStateful(config, config.signer_state, logger);
   if (config.static_auth)
     return { authenticator: staticMode(config.static_auth, env), close: none };
   if (config.auth_policies || config.unauthenticated_policy) {
@@ -80,9 +77,13 @@ function staticMode(auth: NonNullable<Config["static_auth"]>, env: Env): Authent
 
 const EXPIRED_TOKEN_SWEEP_MS = 10 * 60_000;
 
-async function wireStateful(config: Config, logger: Logger): Promise<AuthWiring> {
+async function wireStateful(
+  config: Config,
+  state: SignerStateSettings,
+  logger: Logger,
+): Promise<AuthWiring> {
   const log = logger.child("auth");
-  const store = await openSignerState(config, logger);
+  const store = await openSignerStateBackend(state, logger);
   const admin = new AuthAdminService(store);
   let seal: SealService;
   try {
@@ -107,34 +108,4 @@ async function wireStateful(config: Config, logger: Logger): Promise<AuthWiring>
       await store.close();
     },
   };
-}
-
-async function openSignerState(config: Config, logger: Logger): Promise<SignerStateStore> {
-  const state = config.signer_state;
-  const log = logger.child("state");
-  switch (state?.backend) {
-    case "postgres": {
-      const { openPostgresState } = await import("../state/postgres");
-      return openPostgresState({
-        url: state.url ?? "",
-        poolSize: state.pool_size,
-        forceIpv4: state.force_ipv4,
-        logger: log,
-      });
-    }
-    case "dynamodb": {
-      const { openDynamoState } = await import("../state/dynamodb");
-      return openDynamoState({
-        table: state.table ?? "",
-        client: new DynamoDBClient({}),
-        logger: log,
-      });
-    }
-    default: {
-      const path = state?.path ?? "./signer_state.sqlite";
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      const { openSqliteState } = await import("../state/sqlite");
-      return openSqliteState(path);
-    }
-  }
 }

@@ -1,54 +1,17 @@
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { openSlashingBackend } from "../antislashing/registry";
 import type { SlashingStore } from "../antislashing/store";
 import type { Config } from "../config/schema";
 import type { CheckResult } from "../observability/health";
 import type { Logger } from "../observability/log";
 
-/**
- * Opens the configured slashing protection store. Backends are imported lazily so that a
- * signer on sqlite never loads the PostgreSQL or AWS clients.
- */
-export async function openSlashingStore(
+/** Opens the configured slashing protection store (antislashing/registry.ts). */
+export function openSlashingStore(
   config: Config,
   logger: Logger,
   /** sqlite: "background" moves WAL checkpoints off the event loop (the signer's choice). */
   sqliteCheckpoints: "inline" | "background" = "inline",
 ): Promise<SlashingStore> {
-  const settings = config.antislashing;
-  const log = logger.child("antislashing");
-  switch (settings.backend) {
-    case "sqlite": {
-      // The database directory is created (owner-only) so that a fresh install just works.
-      mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
-      const { openSqliteStore } = await import("../antislashing/backends/sqlite");
-      return openSqliteStore(settings.path, { checkpoints: sqliteCheckpoints, logger: log });
-    }
-    case "postgres": {
-      const { openPostgresStore } = await import("../antislashing/backends/postgres");
-      return openPostgresStore({
-        url: settings.url ?? "",
-        poolSize: settings.pool_size,
-        forceIpv4: settings.force_ipv4,
-        logger: log,
-      });
-    }
-    case "dynamodb": {
-      const { openDynamoStore } = await import("../antislashing/backends/dynamodb");
-      // Region, credentials and endpoint come from the standard AWS environment
-      // (AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_DYNAMODB, instance roles, …).
-      return openDynamoStore({
-        table: settings.table ?? "",
-        client: new DynamoDBClient({}),
-        logger: log,
-      });
-    }
-    case "noop": {
-      const { createNoopStore } = await import("../antislashing/backends/noop");
-      return createNoopStore();
-    }
-  }
+  return openSlashingBackend(config.antislashing, logger, sqliteCheckpoints);
 }
 
 export async function slashingHealth(store: SlashingStore): Promise<CheckResult> {

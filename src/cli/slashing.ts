@@ -1,13 +1,13 @@
 import { renameSync, rmSync } from "node:fs";
 import { defineCommand } from "citty";
 import { readInterchange, writeInterchange } from "../antislashing/interchange";
+import { openSlashingBackend } from "../antislashing/registry";
 import {
   type InterchangeSource,
   NothingToExportError,
   SlashingImportError,
   type SlashingStore,
 } from "../antislashing/store";
-import { openSlashingStore } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { isPubkeyHex, normalizePubkey } from "../keys/pubkey";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
@@ -36,7 +36,7 @@ export async function withStore<T>(
   });
   let store: SlashingStore;
   try {
-    store = await openSlashingStore(config, logger);
+    store = await openSlashingBackend(config.antislashing, logger);
   } catch (error) {
     fail(
       `cannot open the slashing protection database: ${error instanceof Error ? error.message : String(error)}`,

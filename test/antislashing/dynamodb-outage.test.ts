@@ -1,7 +1,7 @@
 // A DynamoDB that goes away must make every call fail, never look like "nothing recorded".
 // Its own dynalite, since the test stops it.
 import { expect, test } from "bun:test";
-import { openDynamoStore } from "../../src/antislashing/backends/dynamodb";
+import { openDynamoStore } from "../../src/antislashing/backends/dynamodb/store";
 import { dynamoClient, startDynamo } from "../support/dynamodb";
 
 const GVR = new Uint8Array(32).fill(0x4b);

@@ -6,7 +6,7 @@ import {
   DynamoTableError,
   METADATA_KEY,
   openDynamoStore,
-} from "../../src/antislashing/backends/dynamodb";
+} from "../../src/antislashing/backends/dynamodb/store";
 import {
   type Decision,
   type InterchangeSource,

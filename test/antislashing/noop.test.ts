@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createNoopStore } from "../../src/antislashing/backends/noop";
+import { createNoopStore } from "../../src/antislashing/backends/noop/store";
 import { bytesToHex } from "../../src/antislashing/encoding";
 import { collectInterchange } from "../../src/antislashing/interchange";
 import { block, GVR_A, GVR_B, iAtt, iBlock, interchange, pubkey, root, vote } from "./support";

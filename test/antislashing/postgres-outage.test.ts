@@ -1,7 +1,7 @@
 // A PostgreSQL that speaks no TLS or goes away must make sigil fail loudly: no silent plaintext,
 // and no "new" without a record. Its own server (plaintext only), since the test stops it.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { openPostgresStore } from "../../src/antislashing/backends/postgres";
+import { openPostgresStore } from "../../src/antislashing/backends/postgres/store";
 import type { SlashingStore } from "../../src/antislashing/store";
 import { createLogger, parseLogFilter } from "../../src/observability/log";
 import { captureSink } from "../support/log-capture";

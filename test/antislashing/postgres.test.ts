@@ -2,13 +2,13 @@
 // server for the whole file, one empty database per store.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
+import { LATEST_SCHEMA_VERSION } from "../../src/antislashing/backends/postgres/migrations";
 import {
   openPostgresStore,
   PostgresConfigError,
   PostgresSchemaError,
   type PostgresStoreOptions,
-} from "../../src/antislashing/backends/postgres";
-import { LATEST_SCHEMA_VERSION } from "../../src/antislashing/backends/postgres-schema";
+} from "../../src/antislashing/backends/postgres/store";
 import { decideAttestation, decideBlock, genesisMismatch } from "../../src/antislashing/rules";
 import {
   type Decision,

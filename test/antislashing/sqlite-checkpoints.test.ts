@@ -1,4 +1,4 @@
-// WAL checkpoints in a worker thread (src/antislashing/backends/wal-checkpoint.ts): the worker
+// WAL checkpoints in a worker thread (src/antislashing/backends/sqlite/wal-checkpoint.ts): the worker
 // copies committed records into the database file, the main connection's own threshold is raised
 // while it does, and a worker that cannot start or is lost hands checkpoints back to SQLite.
 import type { Database } from "bun:sqlite";
@@ -6,13 +6,13 @@ import { Database as ReadOnlyCopy } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
+import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import {
   BACKSTOP_PAGES,
   INLINE_CHECKPOINTS,
   SQLITE_DEFAULT_AUTOCHECKPOINT_PAGES,
   startBackgroundCheckpoints,
-} from "../../src/antislashing/backends/wal-checkpoint";
+} from "../../src/antislashing/backends/sqlite/wal-checkpoint";
 import { openDurableSqlite } from "../../src/storage/sqlite/open";
 import { TempDir } from "../support/cli";
 import { testLogger } from "../support/log-capture";
@@ -162,8 +162,10 @@ describe("sqlite WAL checkpoints in a worker thread", () => {
       const checkpoints = await startBackgroundCheckpoints(db, {
         spawn: () => {
           worker = new Worker(
-            new URL("../../src/antislashing/backends/wal-checkpoint-worker.ts", import.meta.url)
-              .href,
+            new URL(
+              "../../src/antislashing/backends/sqlite/wal-checkpoint-worker.ts",
+              import.meta.url,
+            ).href,
           );
           return worker;
         },

@@ -13,15 +13,15 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
-import { fdatasyncWal } from "../../src/antislashing/backends/wal-sync";
+import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
+import { fdatasyncWal } from "../../src/antislashing/backends/sqlite/wal-sync";
 import { TempDir } from "../support/cli";
 import { committedBlocks, heldWalSync } from "../support/held-wal-sync";
 import { settledFlags, turns } from "../support/settle";
 import { block, GVR_A, iBlock, interchange, pubkey, root, vote } from "./support";
 
 /**
- * The sqlite store's durability barrier (src/antislashing/backends/wal-sync.ts) on real database
+ * The sqlite store's durability barrier (src/antislashing/backends/sqlite/wal-sync.ts) on real database
  * files: the WAL sync is injected at the IO edge where the test must hold it or make it fail,
  * and is the real fdatasync everywhere else.
  */

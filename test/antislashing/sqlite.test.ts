@@ -2,11 +2,8 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import {
-  openSqliteStore,
-  SQLITE_SCHEMA_VERSION,
-  SqliteSchemaError,
-} from "../../src/antislashing/backends/sqlite";
+import { SQLITE_SCHEMA_VERSION } from "../../src/antislashing/backends/sqlite/migrations";
+import { openSqliteStore, SqliteSchemaError } from "../../src/antislashing/backends/sqlite/store";
 import { collectInterchange, interchangeSource } from "../../src/antislashing/interchange";
 import { SlashingImportError } from "../../src/antislashing/store";
 import { TempDir } from "../support/cli";

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import postgres from "postgres";
-import { openPostgresStore } from "../../src/antislashing/backends/postgres";
-import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
+import { openPostgresStore } from "../../src/antislashing/backends/postgres/store";
+import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import { hexToBytes } from "../../src/antislashing/encoding";
 import { NothingToExportError, type SlashingStore } from "../../src/antislashing/store";
 import { exported } from "../antislashing/support";

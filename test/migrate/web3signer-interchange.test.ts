@@ -3,7 +3,7 @@
 // and protects what it records.
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
+import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import { hexToBytes } from "../../src/antislashing/encoding";
 import { exported } from "../antislashing/support";
 import { runSigilAsync, TempDir } from "../support/cli";

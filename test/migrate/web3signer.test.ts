@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import postgres from "postgres";
-import { openDynamoStore } from "../../src/antislashing/backends/dynamodb";
-import { openPostgresStore } from "../../src/antislashing/backends/postgres";
-import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
+import { openDynamoStore } from "../../src/antislashing/backends/dynamodb/store";
+import { openPostgresStore } from "../../src/antislashing/backends/postgres/store";
+import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import { hexToBytes } from "../../src/antislashing/encoding";
 import { readInterchange, writeInterchange } from "../../src/antislashing/interchange";
 import type { Decision, SlashingStore } from "../../src/antislashing/store";

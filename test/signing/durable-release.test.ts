@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
+import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import { StoreGuard } from "../../src/antislashing/guard";
 import { KeyStore } from "../../src/keys/key-store";
 import type { LocalBlsBackend } from "../../src/signing/bls/backend";

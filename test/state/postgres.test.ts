@@ -2,7 +2,7 @@
 // file, one empty schema per store.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { openPostgresStore } from "../../src/antislashing/backends/postgres";
+import { openPostgresStore } from "../../src/antislashing/backends/postgres/store";
 import { newToken } from "../../src/auth/tokens";
 import { StateSchemaError } from "../../src/state/codec";
 import {

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { openSqliteStore } from "../../src/antislashing/backends/sqlite";
+import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import { newToken } from "../../src/auth/tokens";
 import { StateSchemaError } from "../../src/state/codec";
 import { openSqliteState, SQLITE_STATE_SCHEMA_VERSION } from "../../src/state/sqlite";

@@ -8,8 +8,8 @@
 // text that replaced the generator is byte for byte what the generator produced.
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { MIGRATIONS as SLASHING_POSTGRES } from "../../src/antislashing/backends/postgres-schema";
-import { MIGRATIONS as SLASHING_SQLITE } from "../../src/antislashing/backends/sqlite";
+import { MIGRATIONS as SLASHING_POSTGRES } from "../../src/antislashing/backends/postgres/migrations";
+import { MIGRATIONS as SLASHING_SQLITE } from "../../src/antislashing/backends/sqlite/migrations";
 import { MIGRATIONS as STATE_POSTGRES } from "../../src/state/postgres";
 import { MIGRATIONS as STATE_SQLITE } from "../../src/state/sqlite";
 

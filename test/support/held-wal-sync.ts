@@ -1,7 +1,7 @@
 // The sqlite store's WAL sync, held at the IO edge (the store's `syncWal` option) so that a test
 // decides when each sync runs, and whether it fails.
 import { Database } from "bun:sqlite";
-import { fdatasyncWal, type SyncWal } from "../../src/antislashing/backends/wal-sync";
+import { fdatasyncWal, type SyncWal } from "../../src/antislashing/backends/sqlite/wal-sync";
 
 /** Blocks committed in the file, as another connection sees them. */
 export function committedBlocks(path: string): number {

@@ -30,7 +30,7 @@
  * two signers starting on an empty database with different roots cannot both win.
  */
 
-import type { Migration } from "../../storage/postgres/migrate";
+import type { Migration } from "../../../storage/postgres/migrate";
 
 export type { Migration };
 

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { settledFlags, turns } from "../../../test/support/settle";
+import { settledFlags, turns } from "../../../../test/support/settle";
 import { CoalescingSync, openWalSync, WalSyncError } from "./wal-sync";
 
 /** A sync the test finishes by hand; `started` counts the calls. */

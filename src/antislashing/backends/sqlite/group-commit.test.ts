@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { settledFlags, turns } from "../../../test/support/settle";
+import { settledFlags, turns } from "../../../../test/support/settle";
 import { type Durability, GroupCommit, MAX_GROUP_COMMIT } from "./group-commit";
 import { openWalSync } from "./wal-sync";
 

@@ -25,7 +25,7 @@
  * at once, up to MAX_CATCH_UP_ROUNDS in a row.
  */
 import type { Database } from "bun:sqlite";
-import type { Logger } from "../../observability/log";
+import type { Logger } from "../../../observability/log";
 import type { CheckpointReply, CheckpointRequest } from "./wal-checkpoint-protocol";
 import { mainDatabaseFile } from "./wal-sync";
 

@@ -7,9 +7,14 @@
  *   has seen (in memory only); with none seen yet it throws, like the real backends on an empty
  *   database, rather than invent a root.
  */
-import { assertAttestationVote, assertBlockProposal, assertPubkey, bytesToHex } from "../encoding";
-import { interchangeSource } from "../interchange";
-import { NEW } from "../rules";
+import {
+  assertAttestationVote,
+  assertBlockProposal,
+  assertPubkey,
+  bytesToHex,
+} from "../../encoding";
+import { interchangeSource } from "../../interchange";
+import { NEW } from "../../rules";
 import type {
   AttestationVote,
   BlockProposal,
@@ -18,8 +23,8 @@ import type {
   InterchangeSource,
   PubkeyHex,
   SlashingStore,
-} from "../store";
-import { NothingToExportError } from "../store";
+} from "../../store";
+import { NothingToExportError } from "../../store";
 
 class NoopSlashingStore implements SlashingStore {
   readonly backend = "noop" as const;

@@ -1,5 +1,5 @@
 import type { Database, Statement } from "bun:sqlite";
-import { durableDecision, type Staged } from "../store";
+import { durableDecision, type Staged } from "../../store";
 
 /** Most checks one commit may carry: bounds how long the event loop is held by one batch. */
 export const MAX_GROUP_COMMIT = 256;

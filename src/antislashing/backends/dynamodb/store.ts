@@ -28,8 +28,8 @@ import {
   ScanCommand,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
-import type { Logger } from "../../observability/log";
-import { checkTableLayout, pingTable } from "../../storage/dynamodb/table";
+import type { Logger } from "../../../observability/log";
+import { checkTableLayout, pingTable } from "../../../storage/dynamodb/table";
 import {
   assertAttestationVote,
   assertBlockProposal,
@@ -39,7 +39,7 @@ import {
   hexToBytes,
   isUint64,
   PUBKEY_HEX,
-} from "../encoding";
+} from "../../encoding";
 import {
   type AttestationWatermark,
   type BlockWatermark,
@@ -48,7 +48,7 @@ import {
   genesisMismatch,
   mergeImportedAttestations,
   mergeImportedBlocks,
-} from "../rules";
+} from "../../rules";
 import {
   type AttestationVote,
   type BlockProposal,
@@ -63,7 +63,7 @@ import {
   SlashingImportError,
   type SlashingStore,
   type ValidatorFloors,
-} from "../store";
+} from "../../store";
 
 export interface DynamoStoreOptions {
   /** Table with partition key `pubkey` (string) and no sort key. */

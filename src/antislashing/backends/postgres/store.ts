@@ -5,7 +5,7 @@
  * Every check is ONE round trip: `SELECT * FROM sigil_check_and_insert_…($1, …)`, a plpgsql
  * function that locks the validator, applies the rules, records an accepted message and returns
  * the decision, all in the statement's own transaction (schema, types and locking:
- * postgres-schema.ts; URL, TLS and force_ipv4: storage/postgres/connection.ts).
+ * migrations.ts; URL, TLS and force_ipv4: storage/postgres/connection.ts).
  *
  * Errors are never decisions: a failed connection or query rejects, and the caller answers 503.
  * A check whose connection breaks after the server committed it is reported as an error too; the
@@ -23,14 +23,14 @@
  *     deadlock; PostgreSQL then fails one of them, which writes nothing.
  */
 import type postgres from "postgres";
-import type { Logger } from "../../observability/log";
-import { PostgresConfigError } from "../../storage/postgres/connection";
+import type { Logger } from "../../../observability/log";
+import { PostgresConfigError } from "../../../storage/postgres/connection";
 import {
   openMigratedPostgres,
   type PostgresDatabase,
   type PostgresPoolOptions,
-} from "../../storage/postgres/open";
-import { assertAttestationVote, assertBlockProposal, assertPubkey, isUint64 } from "../encoding";
+} from "../../../storage/postgres/open";
+import { assertAttestationVote, assertBlockProposal, assertPubkey, isUint64 } from "../../encoding";
 import {
   type AttestationHistory,
   type BlockHistory,
@@ -42,7 +42,7 @@ import {
   type NewBlock,
   SAME_DATA,
   type StoredAttestation,
-} from "../rules";
+} from "../../rules";
 import {
   type AttestationVote,
   type BlockProposal,
@@ -56,8 +56,8 @@ import {
   type PubkeyHex,
   SlashingImportError,
   type SlashingStore,
-} from "../store";
-import { MIGRATION_LOCK_KEY, MIGRATIONS } from "./postgres-schema";
+} from "../../store";
+import { MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations";
 
 export { PostgresConfigError };
 
@@ -275,7 +275,7 @@ class PostgresStore implements SlashingStore {
         const pubkey = pubkeyBytes(validator.pubkey);
         const blocks = validator.blocks.map((b) => importedBlock(b));
         const attestations = validator.attestations.map((a) => importedAttestation(a));
-        // Records and floors in one call, under the validator's lock (postgres-schema.ts, V4).
+        // Records and floors in one call, under the validator's lock (migrations.ts, V4).
         const floors = importedFloors(validator);
         await tx`
           SELECT blocks, attestations FROM sigil_import_validator_with_floors(
@@ -326,7 +326,7 @@ class PostgresStore implements SlashingStore {
    * attestations with target > max - epochs (the newest record is always kept). Attestations are
    * pruned only where that is sound (sigil_prune_validator): the same rules as the sqlite backend.
    * A validator that loses records gets floors (the lowest slot / target kept), below which a
-   * later import skips history instead of re-opening what was pruned (postgres-schema.ts, V2).
+   * later import skips history instead of re-opening what was pruned (migrations.ts, V2).
    * Runs in batches of validators, each batch one short transaction holding their locks, so
    * signing goes on meanwhile.
    */
@@ -464,11 +464,11 @@ async function* exportValidators(
   if (current !== undefined) yield finish(current);
 }
 
-/** The slashing protection tables, functions and migrations (postgres-schema.ts). */
+/** The slashing protection tables, functions and migrations (migrations.ts). */
 const DATABASE: PostgresDatabase = {
   what: "slashing protection",
   settings: "antislashing",
-  // The check functions rely on (and insist on) READ COMMITTED; see postgres-schema.ts.
+  // The check functions rely on (and insist on) READ COMMITTED; see migrations.ts.
   connection: { application_name: "sigil", default_transaction_isolation: "read committed" },
   versionTable: "sigil_schema_version",
   lockKey: MIGRATION_LOCK_KEY,

@@ -1,0 +1,58 @@
+/**
+ * Backend name → opener for signer_state (`signer_state.backend`). Backends are imported lazily,
+ * so that a signer on sqlite never loads the PostgreSQL or AWS clients. The composition root
+ * (app/auth.ts) opens its store here.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Logger } from "../observability/log";
+import { createDynamoClient } from "../storage/dynamodb/client";
+import type { SignerStateStore } from "./store";
+
+export type SignerStateBackend = SignerStateStore["backend"];
+
+/** The `signer_state` settings a backend is opened with (config/schema.ts validates them). */
+export interface SignerStateSettings {
+  readonly backend: SignerStateBackend;
+  /** sqlite: the database file; default ./signer_state.sqlite. */
+  readonly path?: string;
+  /** postgres */
+  readonly url?: string;
+  readonly pool_size: number;
+  readonly force_ipv4: boolean;
+  /** dynamodb */
+  readonly table?: string;
+}
+
+type Opener = (settings: SignerStateSettings, logger: Logger) => Promise<SignerStateStore>;
+
+const BACKENDS: Readonly<Record<SignerStateBackend, Opener>> = {
+  async sqlite(settings) {
+    const path = settings.path ?? "./signer_state.sqlite";
+    // The database directory is created (owner-only) so that a fresh install just works.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const { openSqliteState } = await import("./sqlite");
+    return openSqliteState(path);
+  },
+  async postgres(settings, logger) {
+    const { openPostgresState } = await import("./postgres");
+    return openPostgresState({
+      url: settings.url ?? "",
+      poolSize: settings.pool_size,
+      forceIpv4: settings.force_ipv4,
+      logger,
+    });
+  },
+  async dynamodb(settings, logger) {
+    const { openDynamoState } = await import("./dynamodb");
+    return openDynamoState({ table: settings.table ?? "", client: createDynamoClient(), logger });
+  },
+};
+
+/** Opens the signer_state store `settings.backend` names. */
+export function openSignerStateBackend(
+  settings: SignerStateSettings,
+  logger: Logger,
+): Promise<SignerStateStore> {
+  return BACKENDS[settings.backend](settings, logger.child("state"));
+}
