@@ -1,7 +1,20 @@
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
-import type { SigningRequest } from "../signing/request";
 import type { SlashingStore, StagedDecision } from "./store";
+
+/** What slashing protection knows of a message: only blocks and attestations carry it. */
+export type SlashableMessage =
+  | { readonly kind: "block"; readonly slot: bigint }
+  | { readonly kind: "attestation"; readonly sourceEpoch: bigint; readonly targetEpoch: bigint };
+
+/** A message about to be signed, as the guard sees it. */
+export interface GuardedMessage {
+  /** Absent for every operation but blocks and attestations: nothing to record. */
+  readonly slashable?: SlashableMessage;
+  readonly signingRoot: Uint8Array;
+  /** The chain the message is for; required when `slashable` is set. */
+  readonly genesisValidatorsRoot?: Uint8Array;
+}
 
 /** A message the guard let through: recorded, and on disk once `durable` resolves. */
 export interface Approval {
@@ -20,7 +33,7 @@ export interface Approval {
  * Non-slashable operations pass straight through.
  */
 export interface SlashingGuard {
-  approve(pubkey: string, request: SigningRequest): Promise<Approval>;
+  approve(pubkey: string, request: GuardedMessage): Promise<Approval>;
 }
 
 const ON_DISK: Approval = Object.freeze({ durable: Promise.resolve() });
@@ -40,7 +53,7 @@ export class StoreGuard implements SlashingGuard {
     private readonly logger: Logger,
   ) {}
 
-  async approve(pubkey: string, request: SigningRequest): Promise<Approval> {
+  async approve(pubkey: string, request: GuardedMessage): Promise<Approval> {
     const message = request.slashable;
     if (!message) return ON_DISK;
     const gvr = request.genesisValidatorsRoot;
@@ -72,7 +85,7 @@ export class StoreGuard implements SlashingGuard {
   private stage(
     gvr: Uint8Array,
     pubkey: string,
-    message: NonNullable<SigningRequest["slashable"]>,
+    message: SlashableMessage,
     signingRoot: Uint8Array,
   ): Promise<StagedDecision> {
     const store = this.store;

@@ -1,6 +1,6 @@
 import type { SlashingStore } from "../antislashing/store";
 import type { Config } from "../config/schema";
-import { GENERATE_PATH, SIGNER_KEYS_PATH } from "../http/routes/signer-keys";
+import type { WriteLimits } from "../http/routes/signer-keys";
 import { checkBackupRecipients } from "../keys/cloud-kv/backup";
 import { CloudKvKeygen } from "../keys/cloud-kv/keygen";
 import { dropCloudKvKeys, syncCloudKvKeys } from "../keys/cloud-kv/loader";
@@ -18,10 +18,8 @@ export interface CloudKvWiring {
   lastFailures(): readonly string[];
   /** Every item's pubkey, status and origin, for the inventory. */
   listTable(): Promise<readonly TableListing[]>;
-  readonly keygen?: CloudKvKeygen;
-  readonly writer?: CloudKvWriter;
-  timeoutMsFor(request: Request): number | undefined;
-  maxBodyBytesFor(request: Request): number | undefined;
+  readonly keygen?: { service: CloudKvKeygen; limits: WriteLimits };
+  readonly writer?: { service: CloudKvWriter; limits: WriteLimits };
   stop(): void;
 }
 
@@ -138,23 +136,24 @@ export async function wireCloudKv(
         logger: log,
       })
     : undefined;
-  const path = (request: Request) => new URL(request.url).pathname;
   return {
     lastFailures: () => failures,
     listTable: () => table.listAll(settings.max_concurrent_reads),
-    keygen,
-    writer,
-    timeoutMsFor: (request) => {
-      if (keygen && path(request) === GENERATE_PATH)
-        return keygenSettings.request_timeout_seconds * 1000;
-      if (writer && path(request) === SIGNER_KEYS_PATH && request.method !== "GET")
-        return writable.request_timeout_seconds * 1000;
-      return undefined;
-    },
-    maxBodyBytesFor: (request) =>
-      writer && path(request) === SIGNER_KEYS_PATH && request.method !== "GET"
-        ? writable.max_request_body_bytes
-        : undefined,
+    ...(keygen && {
+      keygen: {
+        service: keygen,
+        limits: { timeoutMs: keygenSettings.request_timeout_seconds * 1000 },
+      },
+    }),
+    ...(writer && {
+      writer: {
+        service: writer,
+        limits: {
+          timeoutMs: writable.request_timeout_seconds * 1000,
+          maxBodyBytes: writable.max_request_body_bytes,
+        },
+      },
+    }),
     stop: stopRefresh,
   };
 }

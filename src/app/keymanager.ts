@@ -1,10 +1,9 @@
 import { resolve } from "node:path";
-import type { AnyElysia } from "elysia";
 import type { SlashingStore } from "../antislashing/store";
 import type { AuthMode } from "../auth/authenticator";
 import type { Config } from "../config/schema";
-import type { Authenticate } from "../http/access";
-import { KEYSTORES_PATH, keyManagerRoutes } from "../http/routes/keymanager";
+import type { Route } from "../http/route";
+import { keyManagerRoutes } from "../http/routes/keymanager";
 import { KeyManagerService } from "../keys/key-manager";
 import type { KeyStore } from "../keys/key-store";
 import type { KeystoreCache } from "../keys/keystore-cache";
@@ -12,11 +11,9 @@ import type { Logger } from "../observability/log";
 import type { BlsBackend } from "../signing/bls/backend";
 import { JobLimiter } from "../signing/limiter";
 
-/** The Key Manager API's routes and its per-route limits, or nothing when it is disabled. */
+/** The Key Manager API's routes, each with its limits, or none when it is disabled. */
 export interface KeyManagerWiring {
-  routes: AnyElysia[];
-  timeoutMsFor(request: Request): number | undefined;
-  maxBodyBytesFor(request: Request): number | undefined;
+  routes: Route[];
 }
 
 export function wireKeyManager(
@@ -26,14 +23,12 @@ export function wireKeyManager(
     bls: BlsBackend;
     store: SlashingStore;
     logger: Logger;
-    authenticate: Authenticate;
     authMode: AuthMode;
     keystoreCache?: KeystoreCache;
   },
 ): KeyManagerWiring {
   const km = config.key_sources.key_manager_api;
-  if (!km.enabled)
-    return { routes: [], timeoutMsFor: () => undefined, maxBodyBytesFor: () => undefined };
+  if (!km.enabled) return { routes: [] };
   const service = new KeyManagerService({
     keys: deps.keys,
     bls: deps.bls,
@@ -59,11 +54,12 @@ export function wireKeyManager(
         "Key Manager API enabled without auth: anyone who can reach the signing port can import and delete keys",
       );
   service.recoverInterruptedImports();
-  const isKeyManager = (request: Request) => new URL(request.url).pathname === KEYSTORES_PATH;
   return {
-    routes: [keyManagerRoutes(service, { reads, writes }, deps.authenticate)],
-    timeoutMsFor: (request) =>
-      isKeyManager(request) ? km.request_timeout_seconds * 1000 : undefined,
-    maxBodyBytesFor: (request) => (isKeyManager(request) ? km.max_request_body_bytes : undefined),
+    routes: keyManagerRoutes(service, {
+      reads,
+      writes,
+      timeoutMs: km.request_timeout_seconds * 1000,
+      maxBodyBytes: km.max_request_body_bytes,
+    }),
   };
 }

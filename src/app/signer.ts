@@ -1,4 +1,3 @@
-import type { AnyElysia } from "elysia";
 import { StoreGuard } from "../antislashing/guard";
 import type { SlashingStore } from "../antislashing/store";
 import { ConfigProblemsError } from "../config/problems";
@@ -6,13 +5,13 @@ import type { Config } from "../config/schema";
 import { authenticateWith } from "../http/access";
 import { createHttpApp } from "../http/app";
 import { corsPolicy } from "../http/cors";
-import { errorResponse } from "../http/errors";
 import { requestMeta } from "../http/request-meta";
+import type { Route } from "../http/route";
 import { authApiRoutes } from "../http/routes/auth-api";
 import { healthRoutes } from "../http/routes/health";
-import { sealRoutes, servedWhileSealed } from "../http/routes/seal";
+import { sealRoutes } from "../http/routes/seal";
 import { signerKeysRoutes } from "../http/routes/signer-keys";
-import { signingRoutes, signRoute } from "../http/routes/signing";
+import { signingRoutes } from "../http/routes/signing";
 import { statusRoutes } from "../http/routes/status";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
 import { loadServerTls, type ServerTls } from "../http/tls";
@@ -203,7 +202,6 @@ async function startWithStore(
     bls,
     store,
     logger,
-    authenticate,
     authMode: auth.authenticator.mode,
     ...(keySummary.keystoreCache ? { keystoreCache: keySummary.keystoreCache } : {}),
   });
@@ -213,23 +211,19 @@ async function startWithStore(
     seal_state: seal ? (await seal.status()).state : "unsealed",
     keys: { filesystem: keys.count("filesystem"), cloud_kv: keys.count("cloud_kv") },
   });
-  const sign = signRoute(signing, authenticate, tracer);
-  const routes: AnyElysia[] = [
-    healthRoutes(health),
-    signingRoutes(sign, signing, authenticate),
-    statusRoutes(status, authenticate),
+  const routes: Route[] = [
+    ...healthRoutes(health),
+    ...signingRoutes(signing, tracer),
+    ...statusRoutes(status),
     ...keyManager.routes,
-    signerKeysRoutes(
-      {
-        inventory: new KeyInventory(keys, cloudKv?.listTable),
-        keygen: cloudKv?.keygen,
-        writer: cloudKv?.writer,
-      },
-      authenticate,
-    ),
+    ...signerKeysRoutes({
+      inventory: new KeyInventory(keys, cloudKv?.listTable),
+      ...(cloudKv?.keygen && { keygen: cloudKv.keygen }),
+      ...(cloudKv?.writer && { writer: cloudKv.writer }),
+    }),
+    ...(auth.admin ? authApiRoutes(auth.admin) : []),
+    ...(seal ? sealRoutes(seal) : []),
   ];
-  if (auth.admin) routes.push(authApiRoutes(auth.admin, authenticate));
-  if (seal) routes.push(sealRoutes(seal, authenticate));
   const httpLog = logger.child("http");
   const app = createHttpApp({
     onSigilError: (error, request) => {
@@ -248,9 +242,8 @@ async function startWithStore(
       }
     },
     routes,
-    direct: [sign],
-    maxBodyBytesFor: (request) =>
-      keyManager.maxBodyBytesFor(request) ?? cloudKv?.maxBodyBytesFor(request),
+    authenticate,
+    isUnsealed,
     maxBodyBytes: config.server.max_request_body_bytes,
     logger: logger.child("http"),
   });
@@ -260,17 +253,11 @@ async function startWithStore(
     requestTimeoutMs: config.server.request_timeout_seconds * 1000,
     keepAliveSeconds: config.server.keep_alive_timeout_seconds,
     hostAllowlist: hostAllowlist(config.server.host_allowlist, config.server.listen_address),
-    timeoutMsFor: (request) => keyManager.timeoutMsFor(request) ?? cloudKv?.timeoutMsFor(request),
+    timeoutMsFor: app.timeoutMsFor,
     cors: corsPolicy(config.server.cors_allowed_origins),
     tls,
     logger: logger.child("http"),
-    handle: (request) =>
-      isUnsealed() || servedWhileSealed(new URL(request.url).pathname)
-        ? app.handle(request)
-        : errorResponse(
-            "sealed",
-            "the signer is sealed: a quorum of operators must unseal it (sigil operator unseal)",
-          ),
+    handle: app.handle,
   });
   if (tls) {
     log.info("https on the signing listener (metrics stay plain http)", {

@@ -1,49 +1,48 @@
-import { type AnyElysia, Elysia } from "elysia";
+import { Elysia } from "elysia";
+import { authorize, type Principal, requireManagement } from "../auth/authenticator";
+import { presentedToken } from "../auth/tokens";
 import { isSigilError, SigilError } from "../errors";
 import type { Logger } from "../observability/log";
+import { checkShape, describeProblem } from "../wire/check";
+import type { Authenticate } from "./access";
 import { readJsonBody } from "./body";
 import { errorResponse, responseForError } from "./errors";
 import { requestMeta } from "./request-meta";
-
-/**
- * A route served without Elysia: the hot path (every signing request), where the framework's
- * per-request work (context, hooks, response mapping) was a measurable share of the main
- * thread's time. Its requests get exactly what Elysia's would: the same body reader and limit,
- * and the same error answers. A path `param` that needs percent-decoding is left to Elysia.
- */
-export interface DirectRoute {
-  readonly method: string;
-  /** The path up to the one parameter, e.g. `/api/v1/eth2/sign/`. */
-  readonly prefix: string;
-  handle(request: Request, param: string, body: unknown): Promise<Response>;
-}
+import type { Caller, Route } from "./route";
+import { RouteTable } from "./route-table";
 
 export interface HttpApp {
   handle(request: Request): Promise<Response>;
+  /** The deadline of the route serving this request, when it has its own. */
+  timeoutMsFor(request: Request): number | undefined;
 }
 
 export interface HttpAppOptions {
-  /** Route modules (Elysia plugins), each a thin adapter over one service. */
-  routes: readonly AnyElysia[];
-  /** Served before Elysia is asked (see DirectRoute); each must also be among `routes`. */
-  direct?: readonly DirectRoute[];
+  /** Every route, each declared with its access, sealed behaviour, limits and body shape. */
+  routes: readonly Route[];
+  authenticate: Authenticate;
+  /** False while the signer is sealed: only routes served while sealed answer. */
+  isUnsealed?: () => boolean;
   maxBodyBytes: number;
-  /** A route-specific body limit (e.g. Key Manager imports carry interchange data); undefined = the default. */
-  maxBodyBytesFor?: (request: Request) => number | undefined;
   /** Sees every typed error answered (metrics, audit logging of denials). */
   onSigilError?: (error: SigilError, request: Request) => void;
   logger: Logger;
 }
 
+const SEALED_MESSAGE =
+  "the signer is sealed: a quorum of operators must unseal it (sigil operator unseal)";
+
 /**
- * The application: Elysia's routes and the direct routes in front of them, JSON bodies only (read
- * with a size limit), and every error, including unknown routes and framework errors, answered as
- * `{"code","message"}`.
+ * The application built from the route table: the sealed gate and each route's body limit and
+ * deadline come from its declaration; Elysia routes what the direct routes do not serve; every
+ * error, unknown routes and framework errors included, is answered as `{"code","message"}`.
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const log = options.logger;
+  const table = new RouteTable(options.routes);
+  const isUnsealed = options.isUnsealed ?? (() => true);
   const readBody = (request: Request) =>
-    readJsonBody(request, options.maxBodyBytesFor?.(request) ?? options.maxBodyBytes);
+    readJsonBody(request, table.find(request)?.maxBodyBytes ?? options.maxBodyBytes);
   const answerError = (error: unknown, request: Request): Response | undefined => {
     const cause = error instanceof Error && isSigilError(error.cause) ? error.cause : error;
     if (!isSigilError(cause)) return undefined;
@@ -57,6 +56,25 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     });
     return errorResponse("internal_error", "internal error");
   };
+  const run = async (
+    route: Route,
+    request: Request,
+    params: Record<string, string | null | undefined>,
+    body: unknown,
+  ): Promise<unknown> => {
+    const caller = await admit(route, request, options.authenticate);
+    return route.handle(
+      {
+        body: checkedBody(route, body),
+        params: decodedParams(route, params),
+        query: new URL(request.url).searchParams,
+        headers: request.headers,
+        meta: requestMeta(request),
+      },
+      caller,
+    );
+  };
+
   const app = new Elysia()
     .onParse({ as: "global" }, ({ request }) => readBody(request))
     .onError({ as: "global" }, ({ code, error, request }) => {
@@ -70,55 +88,102 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
           );
         case "PARSE":
           return malformedJson();
-        case "VALIDATION":
-          return responseForError(new SigilError("invalid_request", validationSummary(error)));
         default:
           return unhandled(error, request);
       }
     });
-  for (const routes of options.routes) app.use(routes);
-  const direct = options.direct ?? [];
+  for (const route of options.routes) {
+    app.route(route.method, route.path, ({ request, params, body }) =>
+      run(route, request, (params ?? {}) as Record<string, string | null>, body),
+    );
+  }
+
   return {
+    timeoutMsFor: (request) => table.find(request)?.timeoutMs,
     async handle(request) {
-      for (const route of direct) {
-        const param = directParam(route, request);
-        if (param === undefined) continue;
-        let body: unknown;
-        try {
-          body = await readBody(request);
-        } catch (error) {
-          // As Elysia answers a failed parse hook (e.g. the client closed the connection).
-          return answerError(error, request) ?? malformedJson();
-        }
-        try {
-          return await route.handle(request, param, body);
-        } catch (error) {
-          return answerError(error, request) ?? unhandled(error, request);
-        }
+      const found = table.find(request);
+      if (!isUnsealed() && !found?.servedWhileSealed) {
+        return errorResponse("sealed", SEALED_MESSAGE);
       }
-      return app.handle(request);
+      const direct = found?.direct ? table.directParam(found, request) : undefined;
+      if (!found || direct === undefined) return app.handle(request);
+      let body: unknown;
+      try {
+        body = await readBody(request);
+      } catch (error) {
+        // As Elysia answers a failed parse hook (e.g. the client closed the connection).
+        return answerError(error, request) ?? malformedJson();
+      }
+      try {
+        const result = await run(found, request, direct, body);
+        return result instanceof Response ? result : Response.json(result);
+      } catch (error) {
+        return answerError(error, request) ?? unhandled(error, request);
+      }
     },
   };
 }
 
 const malformedJson = () => errorResponse("malformed_json", "request body is not valid JSON");
 
-/** The route's parameter when it serves this request: one plain path segment after the prefix. */
-function directParam(route: DirectRoute, request: Request): string | undefined {
-  if (request.method !== route.method) return undefined;
-  const url = request.url;
-  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
-  if (pathStart < 0 || !url.startsWith(route.prefix, pathStart)) return undefined;
-  const query = url.indexOf("?", pathStart);
-  const param = url.slice(pathStart + route.prefix.length, query < 0 ? url.length : query);
-  if (param === "" || param.includes("/") || param.includes("%")) return undefined;
-  return param;
+/** Authenticates and authorizes as the route's access says, before its handler runs. */
+async function admit(route: Route, request: Request, authenticate: Authenticate): Promise<Caller> {
+  let principal: Promise<Principal> | undefined;
+  const caller: Caller = {
+    authenticate: () => {
+      principal ??= authenticate(request);
+      return principal;
+    },
+  };
+  const access = route.access;
+  switch (access.kind) {
+    case "public":
+    case "per_key":
+      return caller;
+    case "operator":
+      return { ...caller, credential: operatorCredential(request) };
+    case "management":
+      requireManagement(await caller.authenticate());
+      return caller;
+    case "scope":
+      authorize(await caller.authenticate(), { scope: access.scope });
+      return caller;
+  }
 }
 
-/** Elysia's validation errors carry a JSON blob; keep the first problem, in words. */
-function validationSummary(error: unknown): string {
-  const first = (error as { valueError?: { path?: string; message?: string } }).valueError;
-  if (!first) return "request does not match the expected shape";
-  const where = first.path ? first.path.slice(1).replaceAll("/", ".") : "body";
-  return `${where || "body"}: ${first.message ?? "invalid value"}`;
+function operatorCredential(request: Request): string {
+  const presented = presentedToken(request.headers.get("authorization"));
+  if (presented.kind === "token") return presented.value;
+  throw new SigilError(
+    "unauthorized",
+    presented.kind === "none"
+      ? "this route needs an operator credential (Authorization: Bearer sgo_…)"
+      : presented.reason,
+  );
+}
+
+function checkedBody(route: Route, body: unknown): unknown {
+  if (!route.body) return body;
+  const checked = checkShape(route.body, body);
+  if (checked.ok) return checked.value;
+  throw new SigilError("invalid_request", describeProblem(checked));
+}
+
+/** Elysia gives null for a parameter that is not valid percent-encoding. */
+function decodedParams(
+  route: Route,
+  params: Record<string, string | null | undefined>,
+): Record<string, string> {
+  const decoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value !== "string" || value === "") {
+      const words = route.params?.[name] ?? name;
+      throw new SigilError(
+        "invalid_request",
+        `the ${words} in the path is not valid percent-encoding`,
+      );
+    }
+    decoded[name] = value;
+  }
+  return decoded;
 }

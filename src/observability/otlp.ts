@@ -120,6 +120,11 @@ class OtlpTracer implements Tracer {
     });
   }
 
+  annotate(attributes: SpanAttributes): void {
+    const context = this.#current.getStore();
+    if (context) trace.getSpan(context)?.setAttributes(attributesOf(attributes));
+  }
+
   bind<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
     const context = this.#current.getStore();
     if (!context) return fn;

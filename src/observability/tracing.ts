@@ -32,6 +32,8 @@ export interface Tracer {
     attributes: SpanAttributes,
     fn: (span: ActiveSpan) => Promise<T>,
   ): Promise<T>;
+  /** Adds attributes to the current span (none outside a span). */
+  annotate(attributes: SpanAttributes): void;
   /** `fn` with the current span captured, for work that a queue starts later from elsewhere. */
   bind<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
   /** Exports what is still buffered, then releases the exporter. */
@@ -50,6 +52,7 @@ export const NOOP_TRACER: Tracer = {
   enabled: false,
   span: (_name, _attributes, fn) => fn(NOOP_SPAN),
   serve: (_name, _caller, _attributes, fn) => fn(NOOP_SPAN),
+  annotate() {},
   bind: (fn) => fn,
   shutdown: async () => {},
 };

@@ -4,6 +4,7 @@
  * <payload>}`; the payload key depends on the type. A supplied signing root is only compared.
  */
 import { ContainerType } from "@chainsafe/ssz";
+import type { SlashableMessage } from "../antislashing/guard";
 import { SigilError } from "../errors";
 import {
   builderDomain,
@@ -15,7 +16,7 @@ import {
 import { decodeJson, invalidRequest, kindOf } from "./json";
 import type { NetworkConstants } from "./network";
 import type { SigningOperation } from "./operations";
-import type { SigningRequest, SlashableMessage } from "./request";
+import type { SigningRequest } from "./request";
 import {
   AggregateAndProof,
   AggregateAndProofElectra,

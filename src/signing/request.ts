@@ -1,16 +1,11 @@
+import type { GuardedMessage } from "../antislashing/guard";
 import type { SigningOperation } from "./operations";
 
-/** What anti-slashing needs to know about a request: only blocks and attestations carry it. */
-export type SlashableMessage =
-  | { readonly kind: "block"; readonly slot: bigint }
-  | { readonly kind: "attestation"; readonly sourceEpoch: bigint; readonly targetEpoch: bigint };
-
-/** A validated sign request: the operation, its computed signing root, and slashing facts. */
-export interface SigningRequest {
+/**
+ * A validated sign request: the operation, its computed signing root (32 bytes, always computed
+ * from the payload, never taken from the client), and what slashing protection needs
+ * (`genesisValidatorsRoot` from fork_info is absent for VALIDATOR_REGISTRATION).
+ */
+export interface SigningRequest extends GuardedMessage {
   readonly operation: SigningOperation;
-  /** 32 bytes, always computed from the payload, never taken from the client. */
-  readonly signingRoot: Uint8Array;
-  readonly slashable?: SlashableMessage;
-  /** From fork_info; absent for VALIDATOR_REGISTRATION. */
-  readonly genesisValidatorsRoot?: Uint8Array;
 }

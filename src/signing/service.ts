@@ -1,9 +1,11 @@
 import type { SlashingGuard } from "../antislashing/guard";
+import { authorize, type Principal } from "../auth/authenticator";
 import { SigilError } from "../errors";
 import type { KeyStore } from "../keys/key-store";
 import { isPubkeyHex } from "../keys/pubkey";
 import type { Logger } from "../observability/log";
 import { NOOP_TRACER, type Tracer } from "../observability/tracing";
+import type { JsonValue } from "../wire/json";
 import type { BlsBackend } from "./bls/backend";
 import type { CanaryMonitor } from "./canary";
 import type { JobLimiter } from "./limiter";
@@ -21,7 +23,7 @@ export interface SigningServiceDeps {
   canaries: CanaryMonitor;
   logger: Logger;
   observer?: SigningObserver;
-  /** Spans `slashing_check` and `bls_sign` under the request's span; none when absent. */
+  /** Spans `prepare`, `slashing_check` and `bls_sign` under the request's span; none when absent. */
   tracer?: Tracer;
 }
 
@@ -42,15 +44,52 @@ export interface SignContext {
 }
 
 /**
- * Validate, find the key, then — inside the job limiter — pass the slashing guard and sign.
- * The guard runs immediately before the signature so that nothing is signed unrecorded, and the
- * signature is returned only once the guard's record is durable.
+ * The signing pipeline: parse, policy, then — inside the job limiter — the slashing guard and
+ * the signature. The guard runs immediately before the signature so that nothing is signed
+ * unrecorded, and the signature is returned only once the guard's record is durable.
  */
 export class SigningService {
   constructor(private readonly deps: SigningServiceDeps) {}
 
+  /**
+   * One sign request, from the caller to the signature, and the one place its outcome is
+   * recorded: metrics, the log line, and the attributes of the request's span. The caller is
+   * resolved here (`principal`), so that a refused token counts like any other refusal. The
+   * body is the signing wire shape, which its own parser (parse.ts) checks field by field.
+   */
+  async handle(
+    principal: () => Promise<Principal>,
+    identifier: string,
+    body: JsonValue | undefined,
+    context: SignContext,
+  ): Promise<Uint8Array> {
+    const tracer = this.deps.tracer ?? NOOP_TRACER;
+    let prepared: PreparedSignature | undefined;
+    try {
+      const ready = await tracer.span("prepare", {}, async () => {
+        const caller = await principal();
+        prepared = this.prepare(identifier, body);
+        const { pubkey, request } = prepared;
+        authorize(caller, { scope: "sign", pubkey, operation: request.operation });
+        return prepared;
+      });
+      const signature = await this.sign(ready, context);
+      tracer.annotate({ ...describe(ready), "sigil.outcome": "signed" });
+      return signature;
+    } catch (error) {
+      const code = this.recordFailure(error, {
+        requestId: context.requestId,
+        pubkey: prepared?.pubkey,
+        operation: prepared?.request.operation,
+        timedOut: context.deadline.aborted,
+      });
+      tracer.annotate({ ...describe(prepared), "sigil.outcome": code });
+      throw error;
+    }
+  }
+
   /** Validates the path and body; no key lookup yet, so that authorization can come first. */
-  prepare(identifier: string, body: unknown): PreparedSignature {
+  prepare(identifier: string, body: JsonValue | undefined): PreparedSignature {
     return {
       pubkey: pubkeyFromIdentifier(identifier),
       request: parseSigningRequest(body, this.deps.network),
@@ -114,15 +153,15 @@ export class SigningService {
    * passed was answered 503 `request_timeout` whatever happened after, and is counted so; the
    * log still says what ended it (`cause`).
    */
-  recordFailure(
+  private recordFailure(
     error: unknown,
     context: {
       requestId: string;
-      pubkey?: string;
-      operation?: SigningOperation;
-      timedOut?: boolean;
+      pubkey?: string | undefined;
+      operation?: SigningOperation | undefined;
+      timedOut: boolean;
     },
-  ): void {
+  ): string {
     const cause = error instanceof SigilError ? error.code : "internal_error";
     const code = context.timedOut ? "request_timeout" : cause;
     const reason = error instanceof SigilError && code === cause ? error.reason : undefined;
@@ -144,6 +183,7 @@ export class SigningService {
     ) {
       this.deps.logger.warn("signing request not served", fields);
     } else this.deps.logger.debug("signing request failed", fields);
+    return code;
   }
 
   /** Lower-case 0x pubkeys, as Web3Signer lists them. */
@@ -174,6 +214,14 @@ const answeredBeforeSigning = () =>
 
 function unknownKey(pubkey: string): SigilError {
   return new SigilError("unknown_pubkey", `no key loaded for public key ${pubkey}`);
+}
+
+/** The span attributes that say which key and operation a request was for (never the whole key). */
+function describe(prepared: PreparedSignature | undefined) {
+  return {
+    "sigil.operation": prepared?.request.operation,
+    "sigil.pubkey": prepared ? shortKey(prepared.pubkey) : undefined,
+  };
 }
 
 export function shortKey(pubkey: string): string {

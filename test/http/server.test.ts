@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { Elysia, t } from "elysia";
+import { Type } from "@sinclair/typebox";
 import { createHttpApp } from "../../src/http/app";
 import type { CorsPolicy } from "../../src/http/cors";
-import { requestMeta } from "../../src/http/request-meta";
+import { route } from "../../src/http/route";
 import { healthRoutes } from "../../src/http/routes/health";
 import { type RunningHttpServer, startHttpServer } from "../../src/http/server";
 import { HealthRegistry, type HealthReport } from "../../src/observability/health";
@@ -65,24 +65,48 @@ function start(options: HarnessOptions = {}): Harness {
     return "done";
   };
 
-  const testRoutes = new Elysia()
-    .post("/work", async ({ request }) => {
-      const meta = requestMeta(request);
-      deadlines.push(meta.deadline);
-      ids.push(meta.id);
-      const result = await limiter.run(job, meta.deadline);
-      events.push("handler-done");
-      return { result };
-    })
-    .post("/echo", ({ body, request }) => ({ received: body, id: requestMeta(request).id }))
-    .post("/typed", ({ body }) => ({ n: body.n }), { body: t.Object({ n: t.Number() }) })
-    .get("/boom", () => {
-      throw new Error("kaboom internal detail");
-    });
+  const open = { access: { kind: "public" }, servedWhileSealed: true } as const;
+  const testRoutes = [
+    route({
+      method: "POST",
+      path: "/work",
+      ...open,
+      timeoutMs: options.workTimeoutMs,
+      handle: async ({ meta }) => {
+        deadlines.push(meta.deadline);
+        ids.push(meta.id);
+        const result = await limiter.run(job, meta.deadline);
+        events.push("handler-done");
+        return { result };
+      },
+    }),
+    route({
+      method: "POST",
+      path: "/echo",
+      ...open,
+      handle: ({ body, meta }) => ({ received: body, id: meta.id }),
+    }),
+    route({
+      method: "POST",
+      path: "/typed",
+      ...open,
+      body: Type.Object({ n: Type.Number() }),
+      handle: ({ body }) => ({ n: body.n }),
+    }),
+    route({
+      method: "GET",
+      path: "/boom",
+      ...open,
+      handle: () => {
+        throw new Error("kaboom internal detail");
+      },
+    }),
+  ];
 
   const health = options.health ?? new HealthRegistry();
   const app = createHttpApp({
-    routes: [healthRoutes(health), testRoutes],
+    routes: [...healthRoutes(health), ...testRoutes],
+    authenticate: async () => ({ kind: "unrestricted", management: false }),
     maxBodyBytes: MAX_BODY,
     logger,
   });
@@ -92,8 +116,7 @@ function start(options: HarnessOptions = {}): Harness {
     port: 0,
     requestTimeoutMs: options.requestTimeoutMs ?? 5000,
     keepAliveSeconds: options.keepAliveSeconds ?? 120,
-    timeoutMsFor: (request) =>
-      new URL(request.url).pathname === "/work" ? options.workTimeoutMs : undefined,
+    timeoutMsFor: app.timeoutMsFor,
     cors: options.cors,
     logger,
     handle: (request) => {

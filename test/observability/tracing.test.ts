@@ -169,7 +169,7 @@ afterAll(async () => {
 });
 
 describe("tracing over OTLP/gRPC", () => {
-  test("a sign request exports sign with auth, slashing_check and bls_sign as children", async () => {
+  test("a sign request exports sign with prepare, slashing_check and bls_sign as children", async () => {
     const signer = await startTracedSigner();
     const { body } = attestationRequest(10, 11, 1);
     let stopped = false;
@@ -198,7 +198,7 @@ describe("tracing over OTLP/gRPC", () => {
     expect(sign.attributes["sigil.pubkey"]).toBe(`${K0.slice(0, 10)}…${K0.slice(-4)}`);
     expect(sign.attributes["sigil.outcome"]).toBe("signed");
     expect(sign.attributes["http.response.status_code"]).toBe(200);
-    for (const name of ["auth", "slashing_check", "bls_sign"]) {
+    for (const name of ["prepare", "slashing_check", "bls_sign"]) {
       const spans = byName(name);
       expect(spans).toHaveLength(1);
       expect(spans[0]?.traceId).toBe(sign.traceId);

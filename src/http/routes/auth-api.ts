@@ -1,48 +1,71 @@
-import { Elysia } from "elysia";
 import type { AuthAdminService } from "../../auth/admin";
-import { requireManagement } from "../../auth/authenticator";
-import type { Authenticate } from "../access";
-import { pathParam } from "../params";
+import { route } from "../route";
 
 const POLICIES = "/api/v1/signer/auth/policies";
 const TOKENS = "/api/v1/signer/auth/tokens";
 
+const manager = { access: { kind: "management" }, servedWhileSealed: false } as const;
+
 /** The Auth API (DESIGN §7), stateful mode only; every route needs the management token. */
-export function authApiRoutes(admin: AuthAdminService, authenticate: Authenticate) {
-  const asManager = async (request: Request) => requireManagement(await authenticate(request));
-  return new Elysia()
-    .post(POLICIES, async ({ body, request }) => {
-      await asManager(request);
-      return Response.json(await admin.createPolicy(body), { status: 201 });
-    })
-    .get(POLICIES, async ({ request }) => {
-      await asManager(request);
-      return { data: await admin.listPolicies() };
-    })
-    .get(`${POLICIES}/:name`, async ({ params, request }) => {
-      await asManager(request);
-      return admin.getPolicy(pathParam(params.name, "policy name"));
-    })
-    .put(`${POLICIES}/:name`, async ({ params, body, request }) => {
-      await asManager(request);
-      return admin.updatePolicy(pathParam(params.name, "policy name"), body);
-    })
-    .delete(`${POLICIES}/:name`, async ({ params, request }) => {
-      await asManager(request);
-      await admin.deletePolicy(pathParam(params.name, "policy name"));
-      return new Response(null, { status: 204 });
-    })
-    .post(TOKENS, async ({ body, request }) => {
-      await asManager(request);
-      return Response.json(await admin.createToken(body), { status: 201 });
-    })
-    .get(TOKENS, async ({ request }) => {
-      await asManager(request);
-      return { data: await admin.listTokens() };
-    })
-    .delete(`${TOKENS}/:accessor`, async ({ params, request }) => {
-      await asManager(request);
-      await admin.revokeToken(pathParam(params.accessor, "accessor"));
-      return new Response(null, { status: 204 });
-    });
+export function authApiRoutes(admin: AuthAdminService) {
+  return [
+    route({
+      method: "POST",
+      path: POLICIES,
+      ...manager,
+      handle: async ({ body }) => Response.json(await admin.createPolicy(body), { status: 201 }),
+    }),
+    route({
+      method: "GET",
+      path: POLICIES,
+      ...manager,
+      handle: async () => ({ data: await admin.listPolicies() }),
+    }),
+    route({
+      method: "GET",
+      path: `${POLICIES}/:name`,
+      ...manager,
+      params: { name: "policy name" },
+      handle: ({ params }) => admin.getPolicy(params.name ?? ""),
+    }),
+    route({
+      method: "PUT",
+      path: `${POLICIES}/:name`,
+      ...manager,
+      params: { name: "policy name" },
+      handle: ({ params, body }) => admin.updatePolicy(params.name ?? "", body),
+    }),
+    route({
+      method: "DELETE",
+      path: `${POLICIES}/:name`,
+      ...manager,
+      params: { name: "policy name" },
+      handle: async ({ params }) => {
+        await admin.deletePolicy(params.name ?? "");
+        return new Response(null, { status: 204 });
+      },
+    }),
+    route({
+      method: "POST",
+      path: TOKENS,
+      ...manager,
+      handle: async ({ body }) => Response.json(await admin.createToken(body), { status: 201 }),
+    }),
+    route({
+      method: "GET",
+      path: TOKENS,
+      ...manager,
+      handle: async () => ({ data: await admin.listTokens() }),
+    }),
+    route({
+      method: "DELETE",
+      path: `${TOKENS}/:accessor`,
+      ...manager,
+      params: { accessor: "accessor" },
+      handle: async ({ params }) => {
+        await admin.revokeToken(params.accessor ?? "");
+        return new Response(null, { status: 204 });
+      },
+    }),
+  ];
 }

@@ -1,27 +1,39 @@
-import { Elysia } from "elysia";
 import type { HealthRegistry } from "../../observability/health";
+import { route } from "../route";
 
 /**
  * JSON when asked for, or when a GET declares a JSON body (Lodestar 1.5's upcheck sends
  * `Content-Type: application/json` with a wildcard Accept and parses the answer as JSON); plain "OK"
  * otherwise, as Web3Signer answers and as `curl /upcheck` shows.
  */
-function wantsJson(request: Request): boolean {
-  const accept = (request.headers.get("accept") ?? "").toLowerCase();
-  const contentType = (request.headers.get("content-type") ?? "").toLowerCase();
+function wantsJson(headers: Headers): boolean {
+  const accept = (headers.get("accept") ?? "").toLowerCase();
+  const contentType = (headers.get("content-type") ?? "").toLowerCase();
   return accept.includes("application/json") || contentType.startsWith("application/json");
 }
 
 /** Liveness (`/upcheck`, Web3Signer's plain "OK") and readiness (`/healthcheck`, JSON). */
 export function healthRoutes(health: HealthRegistry) {
-  return new Elysia()
-    .get("/upcheck", ({ request }) =>
-      wantsJson(request)
-        ? Response.json({ status: "OK" })
-        : new Response("OK", { headers: { "content-type": "text/plain; charset=utf-8" } }),
-    )
-    .get("/healthcheck", async () => {
-      const report = await health.report();
-      return Response.json(report, { status: report.status === "UP" ? 200 : 503 });
-    });
+  return [
+    route({
+      method: "GET",
+      path: "/upcheck",
+      access: { kind: "public" },
+      servedWhileSealed: true,
+      handle: ({ headers }) =>
+        wantsJson(headers)
+          ? Response.json({ status: "OK" })
+          : new Response("OK", { headers: { "content-type": "text/plain; charset=utf-8" } }),
+    }),
+    route({
+      method: "GET",
+      path: "/healthcheck",
+      access: { kind: "public" },
+      servedWhileSealed: true,
+      handle: async () => {
+        const report = await health.report();
+        return Response.json(report, { status: report.status === "UP" ? 200 : 503 });
+      },
+    }),
+  ];
 }

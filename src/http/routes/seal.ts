@@ -1,65 +1,86 @@
-import { Elysia } from "elysia";
-import { requireManagement } from "../../auth/authenticator";
-import { presentedToken } from "../../auth/tokens";
-import { SigilError } from "../../errors";
 import type { SealService } from "../../seal/service";
-import type { Authenticate } from "../access";
+import { type Access, type Caller, route } from "../route";
 
 const SYS = "/api/v1/signer/sys";
+
+/** Every seal route answers while sealed: they are how a signer gets unsealed. */
+const sys = (access: Access) => ({ access, servedWhileSealed: true }) as const;
+const operator = sys({ kind: "operator" });
+const manager = sys({ kind: "management" });
+const credential = (caller: Caller) => caller.credential ?? "";
 
 /**
  * The seal lifecycle routes (DESIGN §8). Setup and registration tokens travel in the body (they
  * are spent, not presented); operator credentials and the management token in Authorization.
  */
-export function sealRoutes(seal: SealService, authenticate: Authenticate) {
-  const asManager = async (request: Request) => requireManagement(await authenticate(request));
-  return new Elysia()
-    .get(`${SYS}/seal-status`, () => seal.status())
-    .post(`${SYS}/init`, ({ body }) => seal.init(body))
-    .post(`${SYS}/register`, ({ body }) => seal.register(body))
-    .get(`${SYS}/share`, ({ request }) => seal.share(operatorCredential(request)))
-    .post(`${SYS}/unseal`, ({ body, request }) =>
-      seal.submit("unseal", operatorCredential(request), body),
-    )
-    .post(`${SYS}/generate-root`, ({ body, request }) =>
-      seal.submit("generate-root", operatorCredential(request), body),
-    )
-    .post(`${SYS}/seal`, async ({ request }) => {
-      await asManager(request);
-      seal.seal();
-      return { state: "sealed" };
-    })
-    .post(`${SYS}/rotate-quorum`, async ({ body, request }) => {
-      await asManager(request);
-      return Response.json({ progress: await seal.startRotation(body) }, { status: 202 });
-    })
-    .delete(`${SYS}/rotate-quorum`, async ({ request }) => {
-      await asManager(request);
-      seal.cancelRotation();
-      return new Response(null, { status: 204 });
-    })
-    .post(`${SYS}/rotate-quorum/share`, ({ body, request }) =>
-      seal.submit("rotate-quorum", operatorCredential(request), body),
-    );
-}
-
-function operatorCredential(request: Request): string {
-  const presented = presentedToken(request.headers.get("authorization"));
-  if (presented.kind === "token") return presented.value;
-  throw new SigilError(
-    "unauthorized",
-    presented.kind === "none"
-      ? "this route needs an operator credential (Authorization: Bearer sgo_…)"
-      : presented.reason,
-  );
-}
-
-/** Paths that answer while sealed: liveness, health, status and the seal lifecycle itself. */
-export function servedWhileSealed(path: string): boolean {
-  return (
-    path === "/upcheck" ||
-    path === "/healthcheck" ||
-    path === "/api/v1/signer/status" ||
-    path.startsWith(`${SYS}/`)
-  );
+export function sealRoutes(seal: SealService) {
+  return [
+    route({
+      method: "GET",
+      path: `${SYS}/seal-status`,
+      ...sys({ kind: "public" }),
+      handle: () => seal.status(),
+    }),
+    route({
+      method: "POST",
+      path: `${SYS}/init`,
+      ...sys({ kind: "public" }),
+      handle: ({ body }) => seal.init(body),
+    }),
+    route({
+      method: "POST",
+      path: `${SYS}/register`,
+      ...sys({ kind: "public" }),
+      handle: ({ body }) => seal.register(body),
+    }),
+    route({
+      method: "GET",
+      path: `${SYS}/share`,
+      ...operator,
+      handle: (_input, caller) => seal.share(credential(caller)),
+    }),
+    route({
+      method: "POST",
+      path: `${SYS}/unseal`,
+      ...operator,
+      handle: ({ body }, caller) => seal.submit("unseal", credential(caller), body),
+    }),
+    route({
+      method: "POST",
+      path: `${SYS}/generate-root`,
+      ...operator,
+      handle: ({ body }, caller) => seal.submit("generate-root", credential(caller), body),
+    }),
+    route({
+      method: "POST",
+      path: `${SYS}/seal`,
+      ...manager,
+      handle: () => {
+        seal.seal();
+        return { state: "sealed" };
+      },
+    }),
+    route({
+      method: "POST",
+      path: `${SYS}/rotate-quorum`,
+      ...manager,
+      handle: async ({ body }) =>
+        Response.json({ progress: await seal.startRotation(body) }, { status: 202 }),
+    }),
+    route({
+      method: "DELETE",
+      path: `${SYS}/rotate-quorum`,
+      ...manager,
+      handle: () => {
+        seal.cancelRotation();
+        return new Response(null, { status: 204 });
+      },
+    }),
+    route({
+      method: "POST",
+      path: `${SYS}/rotate-quorum/share`,
+      ...operator,
+      handle: ({ body }, caller) => seal.submit("rotate-quorum", credential(caller), body),
+    }),
+  ];
 }

@@ -1,43 +1,68 @@
-import { Elysia } from "elysia";
-import { authorize } from "../../auth/authenticator";
 import type { CloudKvKeygen } from "../../keys/cloud-kv/keygen";
 import type { CloudKvWriter } from "../../keys/cloud-kv/writer";
 import type { KeyInventory } from "../../keys/inventory";
-import type { Authenticate } from "../access";
+import { type Route, route } from "../route";
 
 export const SIGNER_KEYS_PATH = "/api/v1/signer/keys";
 export const GENERATE_PATH = "/api/v1/signer/keys/generate";
+
+/** A cloud_kv write route's own limits (key_sources.cloud_kv.keygen / .writable). */
+export interface WriteLimits {
+  readonly timeoutMs: number;
+  readonly maxBodyBytes?: number;
+}
 
 /**
  * The signer's own key routes: the inventory always; generate and import/delete only when
  * cloud_kv keygen / writable are enabled (otherwise they do not exist: 404).
  */
-export function signerKeysRoutes(
-  services: { inventory: KeyInventory; keygen?: CloudKvKeygen; writer?: CloudKvWriter },
-  authenticate: Authenticate,
-) {
+export function signerKeysRoutes(services: {
+  inventory: KeyInventory;
+  keygen?: { service: CloudKvKeygen; limits: WriteLimits };
+  writer?: { service: CloudKvWriter; limits: WriteLimits };
+}): Route[] {
   const { inventory, keygen, writer } = services;
-  let app = new Elysia().get(SIGNER_KEYS_PATH, async ({ request }) => {
-    // Operational inventory: the scope is checked, not the keys (it may list keys the caller cannot use).
-    authorize(await authenticate(request), { scope: "signer_keys_list" });
-    return inventory.page(new URL(request.url).searchParams);
-  });
+  const routes = [
+    route({
+      method: "GET",
+      path: SIGNER_KEYS_PATH,
+      // Operational inventory: the scope is checked, not the keys (it may list keys the caller cannot use).
+      access: { kind: "scope", scope: "signer_keys_list" },
+      servedWhileSealed: false,
+      handle: ({ query }) => inventory.page(query),
+    }),
+  ];
   if (keygen) {
-    app = app.post(GENERATE_PATH, async ({ body, request }) => {
-      authorize(await authenticate(request), { scope: "signer_keys_generate" });
-      return keygen.generate(body);
-    });
+    routes.push(
+      route({
+        method: "POST",
+        path: GENERATE_PATH,
+        access: { kind: "scope", scope: "signer_keys_generate" },
+        servedWhileSealed: false,
+        ...keygen.limits,
+        handle: ({ body }) => keygen.service.generate(body),
+      }),
+    );
   }
   if (writer) {
-    app = app
-      .post(SIGNER_KEYS_PATH, async ({ body, request }) => {
-        authorize(await authenticate(request), { scope: "signer_keys_write" });
-        return writer.import(body);
-      })
-      .delete(SIGNER_KEYS_PATH, async ({ body, request }) => {
-        authorize(await authenticate(request), { scope: "signer_keys_delete" });
-        return writer.delete(body);
-      });
+    routes.push(
+      route({
+        method: "POST",
+        path: SIGNER_KEYS_PATH,
+        access: { kind: "scope", scope: "signer_keys_write" },
+        servedWhileSealed: false,
+        ...writer.limits,
+        handle: ({ body }) => writer.service.import(body),
+      }),
+      route({
+        method: "DELETE",
+        path: SIGNER_KEYS_PATH,
+        access: { kind: "scope", scope: "signer_keys_delete" },
+        servedWhileSealed: false,
+        ...writer.limits,
+        handle: ({ body }) => writer.service.delete(body),
+      }),
+    );
   }
-  return app;
+  return routes;
 }

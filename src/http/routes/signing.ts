@@ -1,13 +1,9 @@
-import { Elysia } from "elysia";
-import { authorize, visibleKeys } from "../../auth/authenticator";
+import { visibleKeys } from "../../auth/authenticator";
 import { isSigilError } from "../../errors";
 import { NOOP_TRACER, type Tracer } from "../../observability/tracing";
-import { type PreparedSignature, type SigningService, shortKey } from "../../signing/service";
-import type { Authenticate } from "../access";
-import type { DirectRoute } from "../app";
+import type { SigningService } from "../../signing/service";
 import { STATUS_BY_CODE } from "../errors";
-import { pathParam } from "../params";
-import { requestMeta } from "../request-meta";
+import { route } from "../route";
 
 /** Web3Signer's rule: JSON for `application/json` (or a wildcard that admits it), else bare hex. */
 export function wantsJsonSignature(accept: string | null): boolean {
@@ -28,78 +24,57 @@ function signatureResponse(signature: Uint8Array, accept: string | null): Respon
 export const SIGN_PATH_PREFIX = "/api/v1/eth2/sign/";
 
 /**
- * POST /api/v1/eth2/sign/{pubkey} (scope sign). Each sign request is a `sign` span; `auth` covers
- * authenticate, parse and authorize. Served directly (DirectRoute): it is every request a
- * validator client makes, and the Elysia route below only sees identifiers that need decoding.
+ * The Web3Signer signing routes. Each sign request is the server span `sign` (a child of the
+ * caller's `traceparent`), which the service annotates with what it signed or why it did not;
+ * this adapter adds only the HTTP status. Signing is served directly (it is every request a
+ * validator client makes).
  */
-export function signRoute(
-  service: SigningService,
-  authenticate: Authenticate,
-  tracer: Tracer = NOOP_TRACER,
-): DirectRoute {
-  const handle = (request: Request, identifier: string, body: unknown): Promise<Response> => {
-    const meta = requestMeta(request);
-    const caller = {
-      traceparent: request.headers.get("traceparent"),
-      tracestate: request.headers.get("tracestate"),
-    };
-    return tracer.serve("sign", caller, { "sigil.request_id": meta.id }, async (span) => {
-      let prepared: PreparedSignature | undefined;
-      try {
-        const ready = await tracer.span("auth", {}, async () => {
-          const principal = await authenticate(request);
-          const parsed = service.prepare(identifier, body);
-          prepared = parsed;
-          const { pubkey, request: signingRequest } = parsed;
-          span.setAttributes({
-            "sigil.operation": signingRequest.operation,
-            "sigil.pubkey": shortKey(pubkey),
-          });
-          authorize(principal, { scope: "sign", pubkey, operation: signingRequest.operation });
-          return parsed;
+export function signingRoutes(service: SigningService, tracer: Tracer = NOOP_TRACER) {
+  return [
+    route({
+      method: "POST",
+      path: `${SIGN_PATH_PREFIX}:identifier`,
+      access: { kind: "per_key", scope: "sign" },
+      servedWhileSealed: false,
+      direct: true,
+      params: { identifier: "public key" },
+      handle: ({ body, params, headers, meta }, caller) => {
+        const trace = {
+          traceparent: headers.get("traceparent"),
+          tracestate: headers.get("tracestate"),
+        };
+        return tracer.serve("sign", trace, { "sigil.request_id": meta.id }, async () => {
+          try {
+            const signature = await service.handle(
+              caller.authenticate,
+              params.identifier ?? "",
+              body,
+              { requestId: meta.id, deadline: meta.deadline },
+            );
+            tracer.annotate({ "http.response.status_code": 200 });
+            return signatureResponse(signature, headers.get("accept"));
+          } catch (error) {
+            // Past the deadline the client has been answered 503 request_timeout already.
+            const code = meta.deadline.aborted
+              ? "request_timeout"
+              : isSigilError(error)
+                ? error.code
+                : "internal_error";
+            tracer.annotate({ "http.response.status_code": STATUS_BY_CODE[code] });
+            throw error;
+          }
         });
-        const signature = await service.sign(ready, {
-          requestId: meta.id,
-          deadline: meta.deadline,
-        });
-        span.setAttributes({ "sigil.outcome": "signed", "http.response.status_code": 200 });
-        return signatureResponse(signature, request.headers.get("accept"));
-      } catch (error) {
-        // Past the deadline the client has been answered 503 request_timeout already.
-        const timedOut = meta.deadline.aborted;
-        const code = timedOut
-          ? "request_timeout"
-          : isSigilError(error)
-            ? error.code
-            : "internal_error";
-        span.setAttributes({
-          "sigil.outcome": code,
-          "http.response.status_code": STATUS_BY_CODE[code],
-        });
-        service.recordFailure(error, {
-          requestId: meta.id,
-          pubkey: prepared?.pubkey,
-          operation: prepared?.request.operation,
-          timedOut,
-        });
-        throw error;
-      }
-    });
-  };
-  return { method: "POST", prefix: SIGN_PATH_PREFIX, handle };
-}
-
-/** The signing routes for Elysia: sign (as `sign` serves it) and GET /api/v1/eth2/publicKeys (scope public_keys). */
-export function signingRoutes(
-  sign: DirectRoute,
-  service: SigningService,
-  authenticate: Authenticate,
-) {
-  return new Elysia()
-    .post(`${SIGN_PATH_PREFIX}:identifier`, ({ params, body, request }) =>
-      sign.handle(request, pathParam(params.identifier, "public key"), body),
-    )
-    .get("/api/v1/eth2/publicKeys", async ({ request }) =>
-      Response.json(visibleKeys(await authenticate(request), "public_keys", service.publicKeys())),
-    );
+      },
+    }),
+    route({
+      method: "GET",
+      path: "/api/v1/eth2/publicKeys",
+      access: { kind: "per_key", scope: "public_keys" },
+      servedWhileSealed: false,
+      handle: async (_input, caller) =>
+        Response.json(
+          visibleKeys(await caller.authenticate(), "public_keys", service.publicKeys()),
+        ),
+    }),
+  ];
 }

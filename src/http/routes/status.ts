@@ -1,6 +1,4 @@
-import { Elysia } from "elysia";
-import { authorize } from "../../auth/authenticator";
-import type { Authenticate } from "../access";
+import { route } from "../route";
 
 export interface SignerStatus {
   version: string;
@@ -11,9 +9,14 @@ export interface SignerStatus {
 }
 
 /** GET /api/v1/signer/status (scope signer_status): what monitoring wants to know. */
-export function statusRoutes(status: () => Promise<SignerStatus>, authenticate: Authenticate) {
-  return new Elysia().get("/api/v1/signer/status", async ({ request }) => {
-    authorize(await authenticate(request), { scope: "signer_status" });
-    return await status();
-  });
+export function statusRoutes(status: () => Promise<SignerStatus>) {
+  return [
+    route({
+      method: "GET",
+      path: "/api/v1/signer/status",
+      access: { kind: "scope", scope: "signer_status" },
+      servedWhileSealed: true,
+      handle: () => status(),
+    }),
+  ];
 }
