@@ -1,6 +1,11 @@
 /**
  * The PostgreSQL schema of the slashing protection database, as an ordered list of migrations.
  *
+ * Frozen. Each migration is literal SQL, exactly as it ran on the databases it migrated: a fresh
+ * database must end up the same, so a released migration is never edited (its SHA-256 is pinned
+ * in test/storage/frozen-migrations.test.ts) and a change is a new migration. V3 and V4 replace
+ * the two check functions whole (CREATE OR REPLACE), so each carries its full text.
+ *
  * Types. Slots and epochs are uint64 and stored as `sigil_u64`, a domain over numeric(20,0)
  * limited to [0, 2^64 - 1]: exact, ordered like the numbers themselves, readable by anyone who
  * queries the tables, and checked by the database. (A bigint with a 2^63 offset would be smaller
@@ -22,8 +27,9 @@
  * records read after the lock include those of the previous holder. (Under REPEATABLE READ the
  * whole function would read one snapshot taken before the lock was granted and could miss them:
  * the sessions ask for READ COMMITTED at connect, and the functions raise under any other
- * level rather than decide on a stale snapshot.) A refused check writes nothing. Row locks, unlike advisory locks, do not use the
- * shared lock table, so an import may hold the locks of 100 000 validators in one transaction.
+ * level rather than decide on a stale snapshot.) A refused check writes nothing. Row locks, unlike
+ * advisory locks, do not use the shared lock table, so an import may hold the locks of 100 000
+ * validators in one transaction.
  *
  * The genesis validators root lives in the single row of `sigil_metadata`, written once (by the
  * first accepted check or the first import) with `ON CONFLICT DO NOTHING` and then re-read, so
@@ -34,11 +40,9 @@ import type { Migration } from "../../../storage/postgres/migrate";
 
 export type { Migration };
 
-const U64_MAX = "18446744073709551615";
-
 const V1 = /* sql */ `
 CREATE DOMAIN sigil_u64 AS numeric(20, 0)
-  CHECK (VALUE >= 0 AND VALUE <= ${U64_MAX});
+  CHECK (VALUE >= 0 AND VALUE <= 18446744073709551615);
 
 CREATE DOMAIN sigil_root AS bytea
   CHECK (octet_length(VALUE) = 32);
@@ -121,7 +125,7 @@ DECLARE
   v_claim record;
 BEGIN
   PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
-  IF p_slot IS NULL OR p_slot < 0 OR p_slot > ${U64_MAX} OR p_slot <> trunc(p_slot) THEN
+  IF p_slot IS NULL OR p_slot < 0 OR p_slot > 18446744073709551615 OR p_slot <> trunc(p_slot) THEN
     RAISE EXCEPTION 'slot out of range' USING ERRCODE = '22003';
   END IF;
   -- The recorded root never changes once written, so it is read without a lock.
@@ -200,8 +204,8 @@ DECLARE
   v_claim record;
 BEGIN
   PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
-  IF p_source IS NULL OR p_source < 0 OR p_source > ${U64_MAX} OR p_source <> trunc(p_source)
-    OR p_target IS NULL OR p_target < 0 OR p_target > ${U64_MAX} OR p_target <> trunc(p_target) THEN
+  IF p_source IS NULL OR p_source < 0 OR p_source > 18446744073709551615 OR p_source <> trunc(p_source)
+    OR p_target IS NULL OR p_target < 0 OR p_target > 18446744073709551615 OR p_target <> trunc(p_target) THEN
     RAISE EXCEPTION 'epoch out of range' USING ERRCODE = '22003';
   END IF;
   SELECT m.genesis_validators_root INTO recorded_gvr FROM sigil_metadata m;
@@ -393,17 +397,17 @@ BEGIN
 END $$;
 `;
 
-// Pruning floors (two columns of sigil_validators). Pruning raises MIN() over the kept records; re-importing older history used
-// to lower it again and re-open every pruned slot and target. A prune that deletes blocks
-// (attestations) now records the lowest slot (target) it kept as the validator's floor (floors
-// only rise; a record always exists at each floor), and an import skips, for that validator,
-// blocks below block_floor and attestations (s', t') with t' < target_floor and s' <= the largest
-// source recorded at target_floor: the kept records refuse everything those would (any new vote
-// at or below the floor is refused; one with s < s' and a target above the floor surrounds the
-// floor record). A below-floor attestation with a larger source is surrounded by the floor
-// record (slashable data) and is stored as before: the floor record does not cover a vote that
-// would surround it, and storing it re-opens nothing (a vote with a target between the two would
-// have to surround one of them). The reasoning is spelled out in the sqlite backend's prune.
+// Pruning floors (two columns of sigil_validators). Pruning raises MIN() over the kept records;
+// re-importing older history used to lower it again and re-open every pruned slot and target. A
+// prune that deletes blocks (attestations) now records the lowest slot (target) it kept as the
+// validator's floor (floors only rise; a record always exists at each floor), and an import skips,
+// for that validator, blocks below block_floor and attestations (s', t') with t' < target_floor and
+// s' <= the largest source recorded at target_floor: the kept records refuse everything those would
+// (any new vote at or below the floor is refused; one with s < s' and a target above the floor
+// surrounds the floor record). A below-floor attestation with a larger source is surrounded by the
+// floor record (slashable data) and is stored as before: the floor record does not cover a vote
+// that would surround it, and storing it re-opens nothing (a vote with a target between the two
+// would have to surround one of them). The reasoning is spelled out in the sqlite backend's prune.
 const V2 = /* sql */ `
 ALTER TABLE sigil_validators
   ADD COLUMN block_floor sigil_u64,
@@ -514,12 +518,16 @@ BEGIN
 END $$;
 `;
 
-/**
- * The check-and-insert functions, whose low watermark per side is the one thing V3 and V4 differ
- * in: `block` must set low_watermark, `attestation` must select into v_min_source, v_min_target.
- */
-function checkFunctions(lowWatermark: { block: string; attestation: string }): string {
-  return /* sql */ `CREATE OR REPLACE FUNCTION sigil_check_and_insert_block(p_gvr bytea, p_pubkey bytea, p_slot numeric,
+// Floors take part in the rules (ValidatorFloors in store.ts). An import may carry low watermarks
+// that hold without a record at them (Web3Signer's, after its pruning): they are kept in the
+// validator's floors, a new source_floor among them, and the check functions compare against the
+// larger of the lowest record and the floor. A pruning floor always has a record at it, so for
+// pruning no decision changes; an imported floor may have none, and then the import's skip of
+// attestations below target_floor (V2) skips nothing, as the MAX() it needs is NULL.
+const V3 = /* sql */ `
+ALTER TABLE sigil_validators ADD COLUMN source_floor sigil_u64;
+
+CREATE OR REPLACE FUNCTION sigil_check_and_insert_block(p_gvr bytea, p_pubkey bytea, p_slot numeric,
   p_root bytea, OUT outcome text, OUT reason text, OUT other_root bytea,
   OUT low_watermark numeric, OUT recorded_gvr bytea)
 LANGUAGE plpgsql AS $$
@@ -531,7 +539,7 @@ DECLARE
   v_floor numeric;
 BEGIN
   PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
-  IF p_slot IS NULL OR p_slot < 0 OR p_slot > ${U64_MAX} OR p_slot <> trunc(p_slot) THEN
+  IF p_slot IS NULL OR p_slot < 0 OR p_slot > 18446744073709551615 OR p_slot <> trunc(p_slot) THEN
     RAISE EXCEPTION 'slot out of range' USING ERRCODE = '22003';
   END IF;
   -- The recorded root never changes once written, so it is read without a lock.
@@ -560,7 +568,8 @@ BEGIN
         END IF;
         RETURN;
       END IF;
-${lowWatermark.block}
+      -- greatest() ignores NULLs: the floor alone, the lowest record alone, or the larger.
+      SELECT greatest(min(b.slot), v_floor) INTO low_watermark
         FROM sigil_signed_blocks b WHERE b.validator_id = v_id;
       IF low_watermark IS NOT NULL AND p_slot <= low_watermark THEN
         outcome := 'refused';
@@ -614,8 +623,8 @@ DECLARE
   v_target_floor numeric;
 BEGIN
   PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
-  IF p_source IS NULL OR p_source < 0 OR p_source > ${U64_MAX} OR p_source <> trunc(p_source)
-    OR p_target IS NULL OR p_target < 0 OR p_target > ${U64_MAX} OR p_target <> trunc(p_target) THEN
+  IF p_source IS NULL OR p_source < 0 OR p_source > 18446744073709551615 OR p_source <> trunc(p_source)
+    OR p_target IS NULL OR p_target < 0 OR p_target > 18446744073709551615 OR p_target <> trunc(p_target) THEN
     RAISE EXCEPTION 'epoch out of range' USING ERRCODE = '22003';
   END IF;
   SELECT m.genesis_validators_root INTO recorded_gvr FROM sigil_metadata m;
@@ -674,7 +683,7 @@ BEGIN
         END IF;
         RETURN;
       END IF;
-${lowWatermark.attestation}
+      SELECT greatest(min(a.source_epoch), v_source_floor), greatest(min(a.target_epoch), v_target_floor)
         INTO v_min_source, v_min_target
         FROM sigil_signed_attestations a WHERE a.validator_id = v_id;
       IF v_min_source IS NOT NULL AND p_source < v_min_source THEN
@@ -719,34 +728,16 @@ ${lowWatermark.attestation}
   END LOOP;
 END $$;
 `;
-}
-
-// Floors take part in the rules (ValidatorFloors in store.ts). An import may carry low watermarks
-// that hold without a record at them (Web3Signer's, after its pruning): they are kept in the
-// validator's floors, a new source_floor among them, and the check functions compare against the
-// larger of the lowest record and the floor. A pruning floor always has a record at it, so for
-// pruning no decision changes; an imported floor may have none, and then the import's skip of
-// attestations below target_floor (V2) skips nothing, as the MAX() it needs is NULL.
-const V3 =
-  /* sql */ `
-ALTER TABLE sigil_validators ADD COLUMN source_floor sigil_u64;
-
-` +
-  checkFunctions({
-    block: `      -- greatest() ignores NULLs: the floor alone, the lowest record alone, or the larger.
-      SELECT greatest(min(b.slot), v_floor) INTO low_watermark`,
-    attestation: `      SELECT greatest(min(a.source_epoch), v_source_floor), greatest(min(a.target_epoch), v_target_floor)`,
-  });
 
 // A floor is the low watermark where a validator has one, in place of the lowest record
 // (ValidatorFloors in store.ts): an import that carries floors (Web3Signer's low watermarks) vouches
 // that every message at or above them is recorded, as Web3Signer's own pruning keeps it. First,
 // every existing floor rises to the larger of itself and the lowest record, the watermark V3
-// used, so the upgrade changes no decision. Imports go through sigil_import_validator_with_floors, which keeps an
-// imported floor from lowering the watermark the validator had and raises an existing floor to
-// the lowest record kept when the import brings none. The same rules as the sqlite backend.
-const V4 =
-  /* sql */ `
+// used, so the upgrade changes no decision. Imports go through sigil_import_validator_with_floors,
+// which keeps an imported floor from lowering the watermark the validator had and raises an
+// existing floor to the lowest record kept when the import brings none. The same rules as the
+// sqlite backend.
+const V4 = /* sql */ `
 UPDATE sigil_validators v SET block_floor = greatest(v.block_floor,
     (SELECT min(b.slot) FROM sigil_signed_blocks b WHERE b.validator_id = v.id))
   WHERE v.block_floor IS NOT NULL;
@@ -757,13 +748,207 @@ UPDATE sigil_validators v SET target_floor = greatest(v.target_floor,
     (SELECT min(a.target_epoch) FROM sigil_signed_attestations a WHERE a.validator_id = v.id))
   WHERE v.target_floor IS NOT NULL;
 
-` +
-  checkFunctions({
-    block: `      -- The floor where there is one, else the lowest record (ValidatorFloors in store.ts).
-      SELECT coalesce(v_floor, min(b.slot)) INTO low_watermark`,
-    attestation: `      SELECT coalesce(v_source_floor, min(a.source_epoch)), coalesce(v_target_floor, min(a.target_epoch))`,
-  }) +
-  /* sql */ `
+CREATE OR REPLACE FUNCTION sigil_check_and_insert_block(p_gvr bytea, p_pubkey bytea, p_slot numeric,
+  p_root bytea, OUT outcome text, OUT reason text, OUT other_root bytea,
+  OUT low_watermark numeric, OUT recorded_gvr bytea)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+  v_attempt integer := 0;
+  v_same record;
+  v_claim record;
+  v_floor numeric;
+BEGIN
+  PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
+  IF p_slot IS NULL OR p_slot < 0 OR p_slot > 18446744073709551615 OR p_slot <> trunc(p_slot) THEN
+    RAISE EXCEPTION 'slot out of range' USING ERRCODE = '22003';
+  END IF;
+  -- The recorded root never changes once written, so it is read without a lock.
+  SELECT m.genesis_validators_root INTO recorded_gvr FROM sigil_metadata m;
+  IF recorded_gvr IS NOT NULL AND recorded_gvr <> p_gvr THEN
+    outcome := 'refused';
+    reason := 'genesis_validators_root_mismatch';
+    RETURN;
+  END IF;
+  LOOP
+    SELECT v.id, v.block_floor INTO v_id, v_floor
+      FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+    IF v_id IS NOT NULL THEN
+      -- A record at this slot; a non-matching one first (false sorts before true).
+      SELECT b.signing_root INTO v_same FROM sigil_signed_blocks b
+        WHERE b.validator_id = v_id AND b.slot = p_slot
+        ORDER BY (b.signing_root IS NOT NULL AND b.signing_root = p_root)
+        LIMIT 1;
+      IF FOUND THEN
+        IF v_same.signing_root IS NOT NULL AND v_same.signing_root = p_root THEN
+          outcome := 'same_data';
+        ELSE
+          outcome := 'refused';
+          reason := 'double_block_proposal';
+          other_root := v_same.signing_root;
+        END IF;
+        RETURN;
+      END IF;
+      -- The floor where there is one, else the lowest record (ValidatorFloors in store.ts).
+      SELECT coalesce(v_floor, min(b.slot)) INTO low_watermark
+        FROM sigil_signed_blocks b WHERE b.validator_id = v_id;
+      IF low_watermark IS NOT NULL AND p_slot <= low_watermark THEN
+        outcome := 'refused';
+        reason := 'block_slot_below_low_watermark';
+        RETURN;
+      END IF;
+      low_watermark := NULL;
+    END IF;
+    -- Accepted: record it.
+    IF recorded_gvr IS NULL THEN
+      SELECT * INTO v_claim FROM sigil_claim_genesis_validators_root(p_gvr);
+      IF NOT v_claim.matches THEN
+        outcome := 'refused';
+        reason := 'genesis_validators_root_mismatch';
+        recorded_gvr := v_claim.recorded;
+        RETURN;
+      END IF;
+      recorded_gvr := v_claim.recorded;
+    END IF;
+    IF v_id IS NULL THEN
+      INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey)
+        ON CONFLICT (pubkey) DO NOTHING RETURNING id INTO v_id;
+      IF v_id IS NULL THEN
+        -- Another transaction created this validator meanwhile: decide again under its lock.
+        v_attempt := v_attempt + 1;
+        IF v_attempt > 3 THEN
+          RAISE EXCEPTION 'could not lock validator 0x%', encode(p_pubkey, 'hex');
+        END IF;
+        CONTINUE;
+      END IF;
+    END IF;
+    INSERT INTO sigil_signed_blocks (validator_id, slot, signing_root) VALUES (v_id, p_slot, p_root);
+    outcome := 'new';
+    RETURN;
+  END LOOP;
+END $$;
+
+CREATE OR REPLACE FUNCTION sigil_check_and_insert_attestation(p_gvr bytea, p_pubkey bytea,
+  p_source numeric, p_target numeric, p_root bytea,
+  OUT outcome text, OUT reason text, OUT other_source numeric, OUT other_target numeric,
+  OUT other_root bytea, OUT low_watermark numeric, OUT recorded_gvr bytea)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_id bigint;
+  v_attempt integer := 0;
+  v_other record;
+  v_min_source numeric;
+  v_min_target numeric;
+  v_claim record;
+  v_source_floor numeric;
+  v_target_floor numeric;
+BEGIN
+  PERFORM sigil_check_arguments(p_gvr, p_pubkey, p_root);
+  IF p_source IS NULL OR p_source < 0 OR p_source > 18446744073709551615 OR p_source <> trunc(p_source)
+    OR p_target IS NULL OR p_target < 0 OR p_target > 18446744073709551615 OR p_target <> trunc(p_target) THEN
+    RAISE EXCEPTION 'epoch out of range' USING ERRCODE = '22003';
+  END IF;
+  SELECT m.genesis_validators_root INTO recorded_gvr FROM sigil_metadata m;
+  IF recorded_gvr IS NOT NULL AND recorded_gvr <> p_gvr THEN
+    outcome := 'refused';
+    reason := 'genesis_validators_root_mismatch';
+    RETURN;
+  END IF;
+  IF p_source > p_target THEN
+    outcome := 'refused';
+    reason := 'source_after_target';
+    RETURN;
+  END IF;
+  LOOP
+    SELECT v.id, v.source_floor, v.target_floor INTO v_id, v_source_floor, v_target_floor
+      FROM sigil_validators v WHERE v.pubkey = p_pubkey FOR NO KEY UPDATE;
+    IF v_id IS NOT NULL THEN
+      -- A record with this target; a non-matching one first.
+      SELECT a.source_epoch, a.target_epoch, a.signing_root INTO v_other
+        FROM sigil_signed_attestations a
+        WHERE a.validator_id = v_id AND a.target_epoch = p_target
+        ORDER BY (a.source_epoch = p_source AND a.signing_root IS NOT NULL AND a.signing_root = p_root)
+        LIMIT 1;
+      IF FOUND THEN
+        IF v_other.source_epoch = p_source AND v_other.signing_root IS NOT NULL
+          AND v_other.signing_root = p_root THEN
+          outcome := 'same_data';
+        ELSE
+          outcome := 'refused';
+          reason := 'double_vote';
+        END IF;
+      ELSE
+        SELECT a.source_epoch, a.target_epoch, a.signing_root INTO v_other
+          FROM sigil_signed_attestations a
+          WHERE a.validator_id = v_id AND a.source_epoch > p_source AND a.target_epoch < p_target
+          LIMIT 1;
+        IF FOUND THEN
+          outcome := 'refused';
+          reason := 'surrounding_vote';
+        ELSE
+          SELECT a.source_epoch, a.target_epoch, a.signing_root INTO v_other
+            FROM sigil_signed_attestations a
+            WHERE a.validator_id = v_id AND a.source_epoch < p_source AND a.target_epoch > p_target
+            LIMIT 1;
+          IF FOUND THEN
+            outcome := 'refused';
+            reason := 'surrounded_vote';
+          END IF;
+        END IF;
+      END IF;
+      IF outcome IS NOT NULL THEN
+        IF outcome = 'refused' THEN
+          other_source := v_other.source_epoch;
+          other_target := v_other.target_epoch;
+          other_root := v_other.signing_root;
+        END IF;
+        RETURN;
+      END IF;
+      SELECT coalesce(v_source_floor, min(a.source_epoch)), coalesce(v_target_floor, min(a.target_epoch))
+        INTO v_min_source, v_min_target
+        FROM sigil_signed_attestations a WHERE a.validator_id = v_id;
+      IF v_min_source IS NOT NULL AND p_source < v_min_source THEN
+        outcome := 'refused';
+        reason := 'attestation_source_below_low_watermark';
+        low_watermark := v_min_source;
+        RETURN;
+      END IF;
+      IF v_min_target IS NOT NULL AND p_target <= v_min_target THEN
+        outcome := 'refused';
+        reason := 'attestation_target_below_low_watermark';
+        low_watermark := v_min_target;
+        RETURN;
+      END IF;
+    END IF;
+    -- Accepted: record it.
+    IF recorded_gvr IS NULL THEN
+      SELECT * INTO v_claim FROM sigil_claim_genesis_validators_root(p_gvr);
+      IF NOT v_claim.matches THEN
+        outcome := 'refused';
+        reason := 'genesis_validators_root_mismatch';
+        recorded_gvr := v_claim.recorded;
+        RETURN;
+      END IF;
+      recorded_gvr := v_claim.recorded;
+    END IF;
+    IF v_id IS NULL THEN
+      INSERT INTO sigil_validators (pubkey) VALUES (p_pubkey)
+        ON CONFLICT (pubkey) DO NOTHING RETURNING id INTO v_id;
+      IF v_id IS NULL THEN
+        v_attempt := v_attempt + 1;
+        IF v_attempt > 3 THEN
+          RAISE EXCEPTION 'could not lock validator 0x%', encode(p_pubkey, 'hex');
+        END IF;
+        CONTINUE;
+      END IF;
+    END IF;
+    INSERT INTO sigil_signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
+      VALUES (v_id, p_source, p_target, p_root);
+    outcome := 'new';
+    RETURN;
+  END LOOP;
+END $$;
+
 CREATE OR REPLACE FUNCTION sigil_import_validator_with_floors(p_pubkey bytea,
   p_slots text[], p_block_roots text[],
   p_sources text[], p_targets text[], p_attestation_roots text[],
