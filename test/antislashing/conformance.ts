@@ -2,7 +2,11 @@
  * The behaviour every SlashingStore backend must show, as one bun:test suite. Call it from a
  * backend's test file:
  *
- *   slashingConformanceSuite("sqlite", () => openSqliteStore(tempPath()), { strategy: "complete" });
+ *   slashingConformanceSuite("sqlite", () => openSqliteStore(tempPath()), {
+ *     strategy: "complete",
+ *     prunes: true,
+ *     stages: true,
+ *   });
  *
  * `open` must return a NEW, EMPTY store on every call (a fresh file, database, or table); each test
  * opens its own and closes it afterwards. Expectations differ by strategy only where EIP-3076 lets
@@ -21,7 +25,12 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { bytesToHex } from "../../src/antislashing/encoding";
-import type { Decision, RefusalReason, SlashingStore } from "../../src/antislashing/store";
+import type {
+  Decision,
+  RefusalReason,
+  SlashingStore,
+  StagedDecision,
+} from "../../src/antislashing/store";
 import { SlashingImportError } from "../../src/antislashing/store";
 import {
   block,
@@ -38,8 +47,18 @@ import {
   ZERO_ROOT,
 } from "./support";
 
-export interface ConformanceOptions {
-  readonly strategy: "complete" | "minimal";
+/**
+ * What a backend declares it does, and the suite holds it to: what it declares is tested, what it
+ * does not declare must be absent (a store without `prune` declares `prunes: false`, and the
+ * suite checks that it has none rather than skipping the prune tests when it is missing).
+ */
+export interface SlashingCapabilities {
+  /** The EIP-3076 rules it applies; "none" (noop) refuses and keeps nothing. */
+  readonly strategy: "complete" | "minimal" | "none";
+  /** `prune(epochs)`: drops history older than the newest epochs (complete stores only). */
+  readonly prunes: boolean;
+  /** `stageBlock` / `stageAttestation`: decides at the commit, durable once on disk. */
+  readonly stages: boolean;
 }
 
 function expectRefused(decision: Decision, reason: RefusalReason): void {
@@ -63,10 +82,20 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   throw new Error("expected a rejection");
 }
 
+/** The store's prune, which a store declaring `prunes` must have. */
+function pruneOf(
+  store: SlashingStore,
+): (epochs: bigint) => ReturnType<NonNullable<SlashingStore["prune"]>> {
+  const prune = store.prune;
+  if (prune === undefined)
+    throw new Error(`the ${store.backend} store declares prunes but has no prune`);
+  return (epochs) => prune.call(store, epochs);
+}
+
 export function slashingConformanceSuite(
   name: string,
   open: () => Promise<SlashingStore>,
-  options: ConformanceOptions,
+  options: SlashingCapabilities,
 ): void {
   const complete = options.strategy === "complete";
   const pick = <T>(ifComplete: T, ifMinimal: T): T => (complete ? ifComplete : ifMinimal);
@@ -85,9 +114,56 @@ export function slashingConformanceSuite(
       await store.close().catch(() => {});
     });
 
-    test("declares its strategy", () => {
-      expect(store.strategy).toBe(options.strategy);
+    describe("capabilities", () => {
+      test("declares its strategy", () => {
+        expect(store.strategy).toBe(options.strategy);
+      });
+
+      test(options.prunes ? "prunes history" : "has no prune", () => {
+        expect(typeof store.prune).toBe(options.prunes ? "function" : "undefined");
+        // EIP-3076: only a complete history can be pruned soundly (SlashingStore.prune).
+        if (options.prunes) expect(options.strategy).toBe("complete");
+      });
+
+      test(options.stages ? "stages its checks" : "does not stage its checks", () => {
+        const expected = options.stages ? "function" : "undefined";
+        expect(typeof store.stageBlock).toBe(expected);
+        expect(typeof store.stageAttestation).toBe(expected);
+      });
     });
+
+    describe("health", () => {
+      test("ping resolves on an open store", async () => {
+        await store.ping();
+      });
+
+      test("close resolves, is idempotent, and the store is unusable afterwards", async () => {
+        await store.close();
+        await store.close();
+        expect(await rejection(store.ping())).toBeInstanceOf(Error);
+        expect(
+          await rejection(store.checkAndInsertBlock(GVR_A, block(V1, 1, root("b", 1)))),
+        ).toBeInstanceOf(Error);
+      });
+    });
+
+    if (options.strategy === "none") {
+      test("refuses nothing and keeps nothing", async () => {
+        for (const signingRoot of [root("b", 1), root("b", 2)]) {
+          expectOutcome(await store.checkAndInsertBlock(GVR_A, block(V1, 10, signingRoot)), "new");
+        }
+        expectOutcome(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 1, 5, root("a", 1, 5))),
+          "new",
+        );
+        expectOutcome(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 2, 3, root("a", 2, 3))),
+          "new",
+        );
+        expect((await exported(store)).size).toBe(0);
+      });
+      return;
+    }
 
     describe("genesis validators root", () => {
       test("the first root is stored; another is refused for blocks and attestations, writing nothing", async () => {
@@ -613,21 +689,6 @@ export function slashingConformanceSuite(
       });
     });
 
-    describe("health", () => {
-      test("ping resolves on an open store", async () => {
-        await store.ping();
-      });
-
-      test("close resolves, is idempotent, and the store is unusable afterwards", async () => {
-        await store.close();
-        await store.close();
-        expect(await rejection(store.ping())).toBeInstanceOf(Error);
-        expect(
-          await rejection(store.checkAndInsertBlock(GVR_A, block(V1, 1, root("b", 1)))),
-        ).toBeInstanceOf(Error);
-      });
-    });
-
     describe("floors (imported low watermarks without records)", () => {
       const FLOORS = { blockSlot: 99n, sourceEpoch: 10n, targetEpoch: 14n };
 
@@ -872,10 +933,57 @@ export function slashingConformanceSuite(
       });
     });
 
-    if (complete) {
+    if (options.stages) {
+      describe("staged checks", () => {
+        test("decide as the unstaged checks do, and become durable", async () => {
+          const stageBlock = store.stageBlock?.bind(store);
+          const stageAttestation = store.stageAttestation?.bind(store);
+          if (stageBlock === undefined || stageAttestation === undefined) {
+            throw new Error(`the ${store.backend} store declares stages but does not stage`);
+          }
+          const decided = async (staged: Promise<StagedDecision>): Promise<Decision> => {
+            const { decision, durable } = await staged;
+            await durable;
+            return decision;
+          };
+          expectOutcome(await decided(stageBlock(GVR_A, block(V1, 10, root("b", 10)))), "new");
+          expectOutcome(
+            await decided(stageBlock(GVR_A, block(V1, 10, root("b", 10)))),
+            "same_data",
+          );
+          expectRefused(
+            await decided(stageBlock(GVR_A, block(V1, 10, root("other", 10)))),
+            "double_block_proposal",
+          );
+          expectOutcome(
+            await decided(stageAttestation(GVR_A, vote(V1, 2, 3, root("a", 2, 3)))),
+            "new",
+          );
+          expectRefused(
+            await decided(stageAttestation(GVR_A, vote(V1, 1, 4, root("a", 1, 4)))),
+            "surrounding_vote",
+          );
+          expectRefused(
+            await decided(stageBlock(GVR_B, block(V2, 1, root("b", 1)))),
+            "genesis_validators_root_mismatch",
+          );
+          // Staged and unstaged checks share one history.
+          expectOutcome(
+            await store.checkAndInsertAttestation(GVR_A, vote(V1, 2, 3, root("a", 2, 3))),
+            "same_data",
+          );
+          const out = await exported(store);
+          expect(out.get(V1)?.blocks).toEqual([`10@${bytesToHex(root("b", 10))}`]);
+          expect(out.get(V1)?.attestations.length).toBe(1);
+          expect(out.has(V2)).toBe(false);
+        });
+      });
+    }
+
+    if (options.prunes) {
       describe("prune", () => {
         test("keeps the newest epochs per validator and refuses below what is kept", async () => {
-          if (store.prune === undefined) return;
+          const prune = pruneOf(store);
           for (let t = 1; t <= 20; t++) {
             expectOutcome(
               await store.checkAndInsertAttestation(GVR_A, vote(V1, t - 1, t, root("a", t))),
@@ -887,7 +995,7 @@ export function slashingConformanceSuite(
             );
           }
           expectOutcome(await store.checkAndInsertBlock(GVR_A, block(V2, 3, root(2, "b"))), "new");
-          const removed = await store.prune(5n);
+          const removed = await prune(5n);
           expect(removed).toEqual({ blocks: 15, attestations: 15 });
           const out = await exported(store);
           expect(out.get(V1)?.attestations.length).toBe(5);
@@ -906,18 +1014,18 @@ export function slashingConformanceSuite(
             await store.checkAndInsertAttestation(GVR_A, vote(V1, 16, 17, root("a", 17))),
             "same_data",
           );
-          expect(await store.prune(5n)).toEqual({ blocks: 0, attestations: 0 });
+          expect(await prune(5n)).toEqual({ blocks: 0, attestations: 0 });
         });
 
         test("never makes a slashable imported history less protective", async () => {
-          if (store.prune === undefined) return;
+          const prune = pruneOf(store);
           // (1, 60) surrounds (30, 31): pruning (30, 31) alone would let (20, 70) through.
           await store.importInterchange(
             interchange(GVR_A, [
               { pubkey: V1, blocks: [], attestations: [iAtt(1, 60), iAtt(30, 31)] },
             ]),
           );
-          await store.prune(10n);
+          await prune(10n);
           expectRefused(
             await store.checkAndInsertAttestation(GVR_A, vote(V1, 20, 70, root("a", 20, 70))),
             "surrounding_vote",
@@ -925,7 +1033,7 @@ export function slashingConformanceSuite(
         });
 
         test("re-importing pruned history does not re-open what was pruned", async () => {
-          if (store.prune === undefined) return;
+          const prune = pruneOf(store);
           const older = () =>
             interchange(GVR_A, [
               { pubkey: V1, blocks: [iBlock(100)], attestations: [iAtt(9, 10)] },
@@ -943,7 +1051,7 @@ export function slashingConformanceSuite(
               "new",
             );
           }
-          await store.prune(2n);
+          await prune(2n);
           // The report still counts what the file contained.
           expect(await store.importInterchange(older())).toEqual({
             validators: 1,
@@ -965,7 +1073,7 @@ export function slashingConformanceSuite(
         });
 
         test("an imported attestation below the pruning floor that kept history surrounds still protects", async () => {
-          if (store.prune === undefined) return;
+          const prune = pruneOf(store);
           for (let t = 1; t <= 5; t++) {
             expectOutcome(
               await store.checkAndInsertAttestation(GVR_A, vote(V1, t - 1, t, root("a", t))),
@@ -978,7 +1086,7 @@ export function slashingConformanceSuite(
               "new",
             );
           }
-          expect((await store.prune(2n)).attestations).toBe(5); // keeps (5, 15) and (5, 16)
+          expect((await prune(2n)).attestations).toBe(5); // keeps (5, 15) and (5, 16)
           // Signed elsewhere, below the floor (15) and surrounded by (5, 15): slashable data, and
           // the kept history does not stand in for it, so it must be stored.
           await store.importInterchange(
@@ -999,8 +1107,8 @@ export function slashingConformanceSuite(
         });
 
         test("rejects fewer than one epoch", async () => {
-          if (store.prune === undefined) return;
-          expect(await rejection(store.prune(0n))).toBeInstanceOf(RangeError);
+          const prune = pruneOf(store);
+          expect(await rejection(prune(0n))).toBeInstanceOf(RangeError);
         });
       });
     }

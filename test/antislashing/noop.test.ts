@@ -2,7 +2,15 @@ import { describe, expect, test } from "bun:test";
 import { createNoopStore } from "../../src/antislashing/backends/noop/store";
 import { bytesToHex } from "../../src/antislashing/encoding";
 import { collectInterchange } from "../../src/antislashing/interchange";
+import { slashingConformanceSuite } from "./conformance";
 import { block, GVR_A, GVR_B, iAtt, iBlock, interchange, pubkey, root, vote } from "./support";
+
+/** No protection: nothing to prune or stage; the shared suite checks just that, and its health. */
+slashingConformanceSuite("noop", async () => createNoopStore(), {
+  strategy: "none",
+  prunes: false,
+  stages: false,
+});
 
 describe("noop backend", () => {
   test("declares no protection", () => {

@@ -51,9 +51,11 @@ afterAll(async () => {
 const openFresh = async (): Promise<SlashingStore> =>
   openPostgresStore({ url: await server.createSchema(), poolSize: 4, forceIpv4: false });
 
-slashingConformanceSuite("postgres", openFresh, { strategy: "complete" });
-interchangeVectorSuite("postgres", openFresh, { strategy: "complete" });
-slashingPropertySuite("postgres", openFresh, { strategy: "complete" });
+/** Full history, prunable; a check answers once committed, and a commit is durable. */
+const CAPABILITIES = { strategy: "complete", prunes: true, stages: false } as const;
+slashingConformanceSuite("postgres", openFresh, CAPABILITIES);
+interchangeVectorSuite("postgres", openFresh, CAPABILITIES);
+slashingPropertySuite("postgres", openFresh, CAPABILITIES);
 
 function withParams(url: string, params: Record<string, string>): string {
   const u = new URL(url);

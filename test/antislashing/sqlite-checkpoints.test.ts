@@ -29,7 +29,7 @@ afterAll(() => dir.remove());
 slashingConformanceSuite(
   "sqlite, background checkpoints",
   () => openSqliteStore(freshPath(), { checkpoints: "background" }),
-  { strategy: "complete" },
+  { strategy: "complete", prunes: true, stages: true },
 );
 
 /** Attestations in the database FILE alone (a copy without its -wal): what checkpoints put there. */

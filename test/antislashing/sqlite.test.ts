@@ -19,9 +19,11 @@ const openFresh = () => openSqliteStore(freshPath());
 
 afterAll(() => dir.remove());
 
-slashingConformanceSuite("sqlite", openFresh, { strategy: "complete" });
-interchangeVectorSuite("sqlite", openFresh, { strategy: "complete" });
-slashingPropertySuite("sqlite", openFresh, { strategy: "complete" });
+/** Full history, prunable; checks are staged: decided at the commit, durable at the WAL sync. */
+const SQLITE_CAPABILITIES = { strategy: "complete", prunes: true, stages: true } as const;
+slashingConformanceSuite("sqlite", openFresh, SQLITE_CAPABILITIES);
+interchangeVectorSuite("sqlite", openFresh, SQLITE_CAPABILITIES);
+slashingPropertySuite("sqlite", openFresh, SQLITE_CAPABILITIES);
 
 describe("sqlite backend specifics", () => {
   test("WAL, owner-only file, schema version recorded", async () => {
