@@ -1,5 +1,7 @@
 // The signer_state contract (src/state/store.ts), run against every backend: sqlite.test.ts,
-// postgres.test.ts, dynamodb.test.ts. `open()` must return a fresh, empty store on every call.
+// postgres.test.ts, dynamodb.test.ts. `storage()` must make new, empty storage (a file, a schema,
+// a table) on every call and return how to open a store on it; the backend declares whether two
+// stores opened there share it, and the suite holds it to that either way.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { hashToken, newToken } from "../../src/auth/tokens";
@@ -64,16 +66,34 @@ export function managementRecord(seed: string, createdAt = 1_700_000_000_000): T
   };
 }
 
+/** Opens a store on one storage; every call opens another store on the same one. */
+export type StateOpener = () => Promise<SignerStateStore>;
+
+export interface SignerStateCapabilities {
+  /**
+   * Stores opened on one storage (several signer processes on one file, database or table) see
+   * each other's writes, and consume and the seal's compare-and-set hold across them. False for
+   * an in-memory database, which each store has to itself.
+   */
+  readonly shared: boolean;
+}
+
 export function signerStateConformanceSuite(
   name: string,
-  open: () => Promise<SignerStateStore>,
+  storage: () => Promise<StateOpener>,
+  capabilities: SignerStateCapabilities,
 ): void {
   describe(`signer_state conformance: ${name}`, () => {
     const opened: SignerStateStore[] = [];
-    const fresh = async (): Promise<SignerStateStore> => {
-      const store = await open();
-      opened.push(store);
+    const track = async (store: Promise<SignerStateStore>): Promise<SignerStateStore> => {
+      opened.push(await store);
       return store;
+    };
+    const fresh = async (): Promise<SignerStateStore> => track((await storage())());
+    /** Two stores on one new storage, as two signer processes would open them. */
+    const twoOnOneStorage = async (): Promise<[SignerStateStore, SignerStateStore]> => {
+      const open = await storage();
+      return [await track(open()), await track(open())];
     };
     afterAll(async () => {
       await Promise.all(opened.map((s) => s.close().catch(() => {})));
@@ -554,6 +574,79 @@ export function signerStateConformanceSuite(
       await expect(store.ping()).rejects.toThrow(/closed/);
       await expect(store.getPolicy("p")).rejects.toThrow(/closed/);
       await expect(store.createToken(tokenRecord("late"))).rejects.toThrow(/closed/);
+    });
+
+    if (!capabilities.shared) {
+      test("stores opened on one storage do not share it (declared)", async () => {
+        const [a, b] = await twoOnOneStorage();
+        expect(await a.createPolicy({ name: "p", rules: [] })).toBe(true);
+        expect(await b.getPolicy("p")).toBeUndefined();
+        expect(await b.putSeal("[]", undefined)).toBe(true);
+        expect(await a.getSeal()).toBeUndefined();
+      });
+      return;
+    }
+
+    describe("two stores on one storage (declared shared)", () => {
+      test("see each other's writes; consume is exactly-once across them", async () => {
+        const [a, b] = await twoOnOneStorage();
+        expect(await a.createPolicy({ name: "p", rules: [{ effect: "allow" }] })).toBe(true);
+        expect(await b.createPolicy({ name: "p", rules: [] })).toBe(false);
+        expect(await b.getPolicy("p")).toStrictEqual({ name: "p", rules: [{ effect: "allow" }] });
+        expect(await b.updatePolicy({ name: "p", rules: [{ effect: "deny" }] })).toBe(true);
+        expect(await a.getPolicy("p")).toStrictEqual({ name: "p", rules: [{ effect: "deny" }] });
+
+        const record = tokenRecord("cross", { kind: "setup", cidrs: [] });
+        await a.createToken(record);
+        expect(await b.findToken(record.hash)).toStrictEqual(record);
+        await expect(b.createToken(record)).rejects.toThrow(/already exists/);
+        for (let round = 0; round < 3; round++) {
+          const r = tokenRecord(`cross-${round}`, { kind: "setup", cidrs: [] });
+          await (round % 2 === 0 ? a : b).createToken(r);
+          const results = await Promise.all(
+            Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).consumeToken(r.hash)),
+          );
+          expect(results.filter((x) => x !== undefined)).toEqual([r]);
+        }
+        expect(await b.revokeToken(record.accessor)).toBe(true);
+        expect(await a.findToken(record.hash)).toBeUndefined();
+      });
+
+      test("the seal's compare-and-set holds across them (no lost update)", async () => {
+        const [a, b] = await twoOnOneStorage();
+        // Concurrent creates from both stores: exactly one wins, and its body is stored.
+        const created = Array.from({ length: 10 }, (_, i) => sealBody(`c${i}`));
+        const creates = await Promise.all(
+          created.map((body, i) => (i % 2 ? a : b).putSeal(body, undefined)),
+        );
+        expect(creates.filter(Boolean)).toHaveLength(1);
+        expect(await b.getSeal()).toStrictEqual({ body: winnerOf(created, creates), version: 1 });
+        // The same expected version from both stores at once: exactly one replaces it.
+        const replaced = Array.from({ length: 10 }, (_, i) => sealBody(`w${i}`));
+        const replaces = await Promise.all(
+          replaced.map((body, i) => (i % 2 ? a : b).putSeal(body, 1)),
+        );
+        expect(replaces.filter(Boolean)).toHaveLength(1);
+        expect(await a.getSeal()).toStrictEqual({
+          body: winnerOf(replaced, replaces),
+          version: 2,
+        });
+        // Read-modify-write loops interleaved across both stores: every increment lands once.
+        expect(await a.putSeal("[]", 2)).toBe(true);
+        const increment = async (store: SignerStateStore, tag: string): Promise<void> => {
+          for (;;) {
+            const slot = await store.getSeal();
+            if (slot === undefined) throw new Error("seal record vanished");
+            const next = JSON.stringify([...(JSON.parse(slot.body) as string[]), tag]);
+            if (await store.putSeal(next, slot.version)) return;
+          }
+        };
+        const tags = Array.from({ length: 16 }, (_, i) => `t${i}`);
+        await Promise.all(tags.map((tag, i) => increment(i % 2 ? a : b, tag)));
+        const final = await b.getSeal();
+        expect(final?.version).toBe(3 + tags.length);
+        expect((JSON.parse(final?.body ?? "[]") as string[]).sort()).toEqual([...tags].sort());
+      });
     });
   });
 }

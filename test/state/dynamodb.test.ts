@@ -12,7 +12,7 @@ import { MAX_SEAL_BODY_BYTES, StateSchemaError } from "../../src/state/codec";
 import { openDynamoState } from "../../src/state/dynamodb";
 import type { SignerStateStore } from "../../src/state/store";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
-import { sealBody, signerStateConformanceSuite, tokenRecord, winnerOf } from "./conformance";
+import { signerStateConformanceSuite, tokenRecord } from "./conformance";
 
 let dynamo: RunningDynamo;
 let tables = 0;
@@ -39,8 +39,14 @@ async function openOn(table: string): Promise<SignerStateStore> {
   return store;
 }
 
-signerStateConformanceSuite("dynamodb", async () =>
-  openDynamoState({ table: await freshTable(), client: dynamo.client() }),
+signerStateConformanceSuite(
+  "dynamodb",
+  async () => {
+    const table = await freshTable();
+    // Each store its own client, as separate signer processes have.
+    return () => openDynamoState({ table, client: dynamo.client() });
+  },
+  { shared: true },
 );
 
 describe("dynamodb signer_state specifics", () => {
@@ -68,19 +74,6 @@ describe("dynamodb signer_state specifics", () => {
     );
   });
 
-  test("two stores (own clients) on one table: consume is exactly-once across them", async () => {
-    const table = await freshTable();
-    const [a, b] = [await openOn(table), await openOn(table)];
-    await a.createPolicy({ name: "p", rules: [] });
-    expect(await b.createPolicy({ name: "p", rules: [] })).toBe(false);
-    const record = tokenRecord("cross", { kind: "setup", cidrs: [] });
-    await b.createToken(record);
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).consumeToken(record.hash)),
-    );
-    expect(results.filter((x) => x !== undefined)).toEqual([record]);
-  });
-
   test("item layout: policy, token and accessor items; the hash, never the token", async () => {
     const table = await freshTable();
     const store = await openOn(table);
@@ -97,32 +90,6 @@ describe("dynamodb signer_state specifics", () => {
     await store.consumeToken(issued.hash);
     const after = await client.send(new ScanCommand({ TableName: table }));
     expect((after.Items ?? []).map((item) => item.pk?.S)).toEqual(["policy"]);
-  });
-
-  test("two stores (own clients) on one table: the seal CAS holds across them (no lost update)", async () => {
-    const table = await freshTable();
-    const [a, b] = [await openOn(table), await openOn(table)];
-    const bodies = Array.from({ length: 10 }, (_, i) => sealBody(`c${i}`));
-    const created = await Promise.all(
-      bodies.map((body, i) => (i % 2 ? a : b).putSeal(body, undefined)),
-    );
-    expect(created.filter(Boolean)).toHaveLength(1);
-    expect(await b.getSeal()).toStrictEqual({ body: winnerOf(bodies, created), version: 1 });
-    await a.putSeal("[]", 1);
-    const increment = async (store: SignerStateStore, tag: string): Promise<void> => {
-      for (;;) {
-        const slot = await store.getSeal();
-        if (slot === undefined) throw new Error("seal record vanished");
-        const next = JSON.stringify([...(JSON.parse(slot.body) as string[]), tag]);
-        if (await store.putSeal(next, slot.version)) return;
-      }
-    };
-    await Promise.all(Array.from({ length: 12 }, (_, i) => increment(i % 2 ? a : b, `t${i}`)));
-    const final = await a.getSeal();
-    expect(final?.version).toBe(14);
-    expect((JSON.parse(final?.body ?? "[]") as string[]).sort()).toEqual(
-      Array.from({ length: 12 }, (_, i) => `t${i}`).sort(),
-    );
   });
 
   test("item layout: the seal record is one item seal/seal, body as given, version a number", async () => {

@@ -17,7 +17,6 @@ import {
   sealBody,
   signerStateConformanceSuite,
   tokenRecord,
-  winnerOf,
 } from "./conformance";
 
 let server: PostgresServer;
@@ -46,62 +45,16 @@ const admin = (url: string): postgres.Sql => {
   return sql;
 };
 
-signerStateConformanceSuite("postgres", async () =>
-  openPostgresState({ url: await server.createSchema(), poolSize: 4, forceIpv4: false }),
+signerStateConformanceSuite(
+  "postgres",
+  async () => {
+    const url = await server.createSchema();
+    return () => openPostgresState({ url, poolSize: 4, forceIpv4: false });
+  },
+  { shared: true },
 );
 
 describe("postgres signer_state specifics", () => {
-  test("two stores on one database see each other's writes; consume is exactly-once across them", async () => {
-    const url = await server.createSchema();
-    const [a, b] = await Promise.all([openAt(url), openAt(url)]);
-    expect(await a.createPolicy({ name: "p", rules: [{ effect: "allow" }] })).toBe(true);
-    expect(await b.createPolicy({ name: "p", rules: [] })).toBe(false);
-    expect(await b.getPolicy("p")).toStrictEqual({ name: "p", rules: [{ effect: "allow" }] });
-    expect(await b.updatePolicy({ name: "p", rules: [{ effect: "deny" }] })).toBe(true);
-    expect(await a.getPolicy("p")).toStrictEqual({ name: "p", rules: [{ effect: "deny" }] });
-
-    const record = tokenRecord("cross", { kind: "setup", cidrs: [] });
-    await a.createToken(record);
-    expect(await b.findToken(record.hash)).toStrictEqual(record);
-    await expect(b.createToken(record)).rejects.toThrow(/already exists/);
-    for (let round = 0; round < 3; round++) {
-      const r = tokenRecord(`cross-${round}`, { kind: "setup", cidrs: [] });
-      await (round % 2 === 0 ? a : b).createToken(r);
-      const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).consumeToken(r.hash)),
-      );
-      expect(results.filter((x) => x !== undefined)).toEqual([r]);
-    }
-    expect(await b.revokeToken(record.accessor)).toBe(true);
-    expect(await a.findToken(record.hash)).toBeUndefined();
-  });
-
-  test("two stores on one database: the seal CAS holds across them (no lost update)", async () => {
-    const url = await server.createSchema();
-    const [a, b] = await Promise.all([openAt(url), openAt(url)]);
-    const bodies = Array.from({ length: 10 }, (_, i) => sealBody(`c${i}`));
-    const created = await Promise.all(
-      bodies.map((body, i) => (i % 2 ? a : b).putSeal(body, undefined)),
-    );
-    expect(created.filter(Boolean)).toHaveLength(1);
-    expect(await b.getSeal()).toStrictEqual({ body: winnerOf(bodies, created), version: 1 });
-    await a.putSeal("[]", 1);
-    const increment = async (store: SignerStateStore, tag: string): Promise<void> => {
-      for (;;) {
-        const slot = await store.getSeal();
-        if (slot === undefined) throw new Error("seal record vanished");
-        const next = JSON.stringify([...(JSON.parse(slot.body) as string[]), tag]);
-        if (await store.putSeal(next, slot.version)) return;
-      }
-    };
-    await Promise.all(Array.from({ length: 16 }, (_, i) => increment(i % 2 ? a : b, `t${i}`)));
-    const final = await a.getSeal();
-    expect(final?.version).toBe(18);
-    expect((JSON.parse(final?.body ?? "[]") as string[]).sort()).toEqual(
-      Array.from({ length: 16 }, (_, i) => `t${i}`).sort(),
-    );
-  });
-
   test("stores opening together on an empty schema migrate once", async () => {
     const url = await server.createSchema();
     const stores = await Promise.all(Array.from({ length: 5 }, () => openAt(url, 1)));

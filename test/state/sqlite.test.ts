@@ -6,14 +6,12 @@ import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import { newToken } from "../../src/auth/tokens";
 import { StateSchemaError } from "../../src/state/codec";
 import { openSqliteState, SQLITE_STATE_SCHEMA_VERSION } from "../../src/state/sqlite";
-import type { SignerStateStore } from "../../src/state/store";
 import { TempDir } from "../support/cli";
 import {
   managementRecord,
   sealBody,
   signerStateConformanceSuite,
   tokenRecord,
-  winnerOf,
 } from "./conformance";
 
 const dir = new TempDir();
@@ -22,8 +20,18 @@ const freshPath = () => join(dir.path, `state-${++counter}.sqlite`);
 
 afterAll(() => dir.remove());
 
-signerStateConformanceSuite("sqlite", () => openSqliteState(freshPath()));
-signerStateConformanceSuite("sqlite :memory:", () => openSqliteState(":memory:"));
+signerStateConformanceSuite(
+  "sqlite",
+  async () => {
+    const path = freshPath();
+    return () => openSqliteState(path);
+  },
+  { shared: true },
+);
+/** Each connection to ":memory:" has a database of its own. */
+signerStateConformanceSuite("sqlite :memory:", async () => () => openSqliteState(":memory:"), {
+  shared: false,
+});
 
 describe("sqlite signer_state specifics", () => {
   test("WAL, owner-only file, schema version recorded", async () => {
@@ -69,61 +77,6 @@ describe("sqlite signer_state specifics", () => {
       expect(await third.listTokens()).toStrictEqual([root]);
     } finally {
       await third.close();
-    }
-  });
-
-  test("two stores on one file see each other's writes; consume is exactly-once across them", async () => {
-    const path = freshPath();
-    const a = await openSqliteState(path);
-    const b = await openSqliteState(path);
-    try {
-      await a.createPolicy({ name: "p", rules: [] });
-      expect(await b.getPolicy("p")).toStrictEqual({ name: "p", rules: [] });
-      expect(await b.createPolicy({ name: "p", rules: [] })).toBe(false);
-      const record = tokenRecord("shared", { kind: "setup", cidrs: [] });
-      await b.createToken(record);
-      const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).consumeToken(record.hash)),
-      );
-      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
-
-  test("two stores on one file: the seal CAS holds across them (no lost update)", async () => {
-    const path = freshPath();
-    const a = await openSqliteState(path);
-    const b = await openSqliteState(path);
-    try {
-      expect(await a.putSeal("[]", undefined)).toBe(true);
-      expect(await b.putSeal("[]", undefined)).toBe(false);
-      expect(await b.getSeal()).toStrictEqual({ body: "[]", version: 1 });
-      // Same expected version from both stores at once: exactly one wins.
-      const bodies = Array.from({ length: 10 }, (_, i) => sealBody(`w${i}`));
-      const results = await Promise.all(bodies.map((body, i) => (i % 2 ? a : b).putSeal(body, 1)));
-      expect(results.filter(Boolean)).toHaveLength(1);
-      expect(await a.getSeal()).toStrictEqual({ body: winnerOf(bodies, results), version: 2 });
-      // Read-modify-write loops interleaved across both stores: every increment lands once.
-      await a.putSeal("[]", 2);
-      const increment = async (store: SignerStateStore, tag: string): Promise<void> => {
-        for (;;) {
-          const slot = await store.getSeal();
-          if (slot === undefined) throw new Error("seal record vanished");
-          const next = JSON.stringify([...(JSON.parse(slot.body) as string[]), tag]);
-          if (await store.putSeal(next, slot.version)) return;
-        }
-      };
-      await Promise.all(Array.from({ length: 20 }, (_, i) => increment(i % 2 ? a : b, `t${i}`)));
-      const final = await b.getSeal();
-      expect(final?.version).toBe(23);
-      expect((JSON.parse(final?.body ?? "[]") as string[]).sort()).toEqual(
-        Array.from({ length: 20 }, (_, i) => `t${i}`).sort(),
-      );
-    } finally {
-      await a.close();
-      await b.close();
     }
   });
 
