@@ -14,9 +14,9 @@
 //   BENCH_BLS_PROCESSES  processes of the all-cores measurement (default: the number of cores)
 //   BENCH_BLS_BACKENDS   comma-separated subset of blst,noble (default both)
 import { cpus } from "node:os";
-import type { BlsBackendName } from "../../src/signing/bls/backend";
-import { createNobleBackend } from "../../src/signing/bls/noble";
-import { loadBlstBackend } from "../../src/signing/bls/select";
+import type { BlsBackendName } from "../../src/bls/backend";
+import { createNobleBackend } from "../../src/bls/noble";
+import { loadBlstBackend } from "../../src/bls/select";
 import { benchSecret, envInt, envList, load1, printTable, round } from "./support";
 
 export interface SignRate {

@@ -14,10 +14,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
+import type { BlsBackend } from "../../src/bls/backend";
+import { createBlstBackend } from "../../src/bls/blst";
+import { createPooledBackend } from "../../src/bls/pool";
 import { loadFilesystemKeys } from "../../src/keys/filesystem";
-import type { BlsBackend } from "../../src/signing/bls/backend";
-import { createBlstBackend } from "../../src/signing/bls/blst";
-import { createPooledBackend } from "../../src/signing/bls/pool";
 import {
   benchLogger,
   envInt,

@@ -23,14 +23,14 @@ export function buildStamp(): BuildStamp {
 }
 
 /**
- * The worker threads, each an entrypoint of its own: the BLS signing worker (src/signing/bls/pool.ts
+ * The worker threads, each an entrypoint of its own: the BLS signing worker (src/bls/pool.ts
  * starts it) and the slashing database's checkpoint worker (wal-checkpoint.ts). With every
  * entrypoint under src/, the binary's embedded file system mirrors src/: the main bundle sits at
- * its root and the BLS worker at signing/bls/worker.js. The module that starts a worker cannot find
+ * its root and the BLS worker at bls/worker.js. The module that starts a worker cannot find
  * it from its own location (bundled, its import.meta.url is the binary's), so it is told the path
  * from the root.
  */
-const BLS_WORKER = "src/signing/bls/worker.ts";
+const BLS_WORKER = "src/bls/worker.ts";
 const CHECKPOINT_WORKER = "src/antislashing/backends/sqlite/wal-checkpoint-worker.ts";
 const fromBundleRoot = (entry: string) => JSON.stringify(`./${entry.slice("src/".length)}`);
 const ROOT = join(import.meta.dir, "../..");

@@ -1,4 +1,5 @@
 import type { SlashingStore } from "../antislashing/store";
+import type { BlsBackend } from "../bls/backend";
 import type { Config } from "../config/schema";
 import type { WriteLimits } from "../http/routes/signer-keys";
 import { checkBackupRecipients } from "../keys/cloud-kv/backup";
@@ -10,7 +11,6 @@ import type { TableListing } from "../keys/inventory";
 import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
 import type { SealService } from "../seal/service";
-import type { BlsBackend } from "../signing/bls/backend";
 import { createDynamoClient } from "../storage/dynamodb/client";
 
 export interface CloudKvWiring {

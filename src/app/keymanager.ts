@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { SlashingStore } from "../antislashing/store";
 import type { AuthMode } from "../auth/authenticator";
+import type { BlsBackend } from "../bls/backend";
 import type { Config } from "../config/schema";
 import type { Route } from "../http/route";
 import { keyManagerRoutes } from "../http/routes/keymanager";
@@ -8,7 +9,6 @@ import { KeyManagerService } from "../keys/key-manager";
 import type { KeyStore } from "../keys/key-store";
 import type { KeystoreCache } from "../keys/keystore-cache";
 import type { Logger } from "../observability/log";
-import type { BlsBackend } from "../signing/bls/backend";
 import { JobLimiter } from "../signing/limiter";
 
 /** The Key Manager API's routes, each with its limits, or none when it is disabled. */

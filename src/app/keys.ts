@@ -1,11 +1,11 @@
 import { join, resolve } from "node:path";
+import type { BlsBackend } from "../bls/backend";
 import type { Config } from "../config/schema";
 import { loadFilesystemKeys } from "../keys/filesystem";
 import type { KeyStore } from "../keys/key-store";
 import type { KeystoreCache } from "../keys/keystore-cache";
 import type { CheckResult } from "../observability/health";
 import type { Logger } from "../observability/log";
-import type { BlsBackend } from "../signing/bls/backend";
 
 export interface KeyLoadSummary {
   loaded: number;

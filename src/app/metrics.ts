@@ -1,10 +1,10 @@
+import type { BlsWorkerStats } from "../bls/pool";
 import type { Config } from "../config/schema";
 import { errorResponse } from "../http/errors";
 import { startHttpServer } from "../http/server";
 import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
 import { SignerMetrics } from "../observability/metrics";
-import type { BlsWorkerStats } from "../signing/bls/pool";
 import type { CanaryCounter } from "../signing/canary";
 import type { JobLimiter } from "../signing/limiter";
 import type { SigningObserver } from "../signing/service";

@@ -1,5 +1,8 @@
 import { StoreGuard } from "../antislashing/guard";
 import type { SlashingStore } from "../antislashing/store";
+import type { BlsBackend } from "../bls/backend";
+import { type BlsWorkerStats, createPooledBackend, defaultBlsWorkers } from "../bls/pool";
+import { loadBlsBackend } from "../bls/select";
 import { ConfigProblemsError } from "../config/problems";
 import type { Config } from "../config/schema";
 import { authenticateWith } from "../http/access";
@@ -21,9 +24,6 @@ import { hostAllowlist } from "../net/host";
 import { HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
 import { createTracer, type Tracer } from "../observability/tracing";
-import type { BlsBackend } from "../signing/bls/backend";
-import { type BlsWorkerStats, createPooledBackend, defaultBlsWorkers } from "../signing/bls/pool";
-import { loadBlsBackend } from "../signing/bls/select";
 import { CanaryMonitor } from "../signing/canary";
 import { JobLimiter } from "../signing/limiter";
 import { resolveNetwork } from "../signing/network";

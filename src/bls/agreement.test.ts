@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { hex } from "../../../test/signing/bls-support";
+import { hex } from "../../test/signing/bls-support";
 import { createBlstBackend } from "./blst";
 import { CURVE_ORDER } from "./key";
 import { createNobleBackend } from "./noble";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { be32, hex } from "../../../test/signing/bls-support";
-import { interopSecret } from "../../../test/support/interop";
+import { be32, hex } from "../../test/signing/bls-support";
+import { interopSecret } from "../../test/support/interop";
 import { type BlsBackend, importSecretKeys } from "./backend";
 import { createBlstBackend } from "./blst";
 import { CURVE_ORDER } from "./key";

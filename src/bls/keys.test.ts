@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { inspect } from "node:util";
 import { bls12_381 } from "@noble/curves/bls12-381.js";
-import { be32, hex, loadJsonVectors, unhex } from "../../../test/signing/bls-support";
+import { be32, hex, loadJsonVectors, unhex } from "../../test/signing/bls-support";
 import type { LocalBlsBackend } from "./backend";
 import { createBlstBackend } from "./blst";
 import { CURVE_ORDER } from "./key";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
-import { be32, hex } from "../../../test/signing/bls-support";
-import { SigilError } from "../../errors";
+import { be32, hex } from "../../test/signing/bls-support";
+import { SigilError } from "../errors";
 import type { BlsImportResult, BlsSecretKey, LocalBlsBackend } from "./backend";
 import { createBlstBackend } from "./blst";
 import { CURVE_ORDER } from "./key";

@@ -22,8 +22,8 @@
  * (or its handle is garbage-collected) and when the pool closes.
  */
 import { availableParallelism } from "node:os";
-import { SigilError } from "../../errors";
-import type { Logger } from "../../observability/log";
+import { SigilError } from "../errors";
+import type { Logger } from "../observability/log";
 import {
   type BlsBackend,
   type BlsBackendName,

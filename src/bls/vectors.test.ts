@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { hex, loadJsonVectors, loadYamlVectors, unhex } from "../../../test/signing/bls-support";
+import { hex, loadJsonVectors, loadYamlVectors, unhex } from "../../test/signing/bls-support";
 import { ETH_BLS_DST, type LocalBlsBackend } from "./backend";
 import { createBlstBackend } from "./blst";
 import { createNobleBackend } from "./noble";

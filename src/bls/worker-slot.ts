@@ -2,8 +2,8 @@
  * One BLS worker thread of the pool (pool.ts) and everything needed to replace it: its keys
  * (secret copies, see pool.ts), its queued jobs and imports, its restart schedule.
  */
-import { SigilError } from "../../errors";
-import type { Logger } from "../../observability/log";
+import { SigilError } from "../errors";
+import type { Logger } from "../observability/log";
 import { type BlsBackendName, PUBLIC_KEY_BYTES, SECRET_KEY_BYTES } from "./backend";
 import { toHex } from "./key";
 import type { FromWorker, SignJob, ToWorker } from "./protocol";

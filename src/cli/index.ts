@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { loadBlsBackend } from "../signing/bls/select";
+import { loadBlsBackend } from "../bls/select";
 import { VERSION, versionLine } from "../version";
 import { configCommand } from "./config";
 import { migrateCommand } from "./migrate";

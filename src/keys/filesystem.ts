@@ -28,13 +28,13 @@ import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
-import type { Logger } from "../observability/log";
 import {
   type BlsBackend,
   type BlsImportResult,
   type BlsSecretKey,
   importSecretKeys,
-} from "../signing/bls/backend";
+} from "../bls/backend";
+import type { Logger } from "../observability/log";
 import {
   type DescriptorDocument,
   DescriptorError,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { SlashingStore } from "../antislashing/store";
 import { type Principal, visibleKeys } from "../auth/authenticator";
 import type { Logger } from "../observability/log";
-import type { BlsBackend } from "../signing/bls/backend";
+import type { BlsBackend } from "../bls/backend";
 import { readCacheKeystore } from "./filesystem";
 import {
   type DeleteStatus,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createKeyHandle } from "../signing/bls/key";
+import { createKeyHandle } from "../bls/key";
 import { KeyStore, type StoredKey } from "./key-store";
 
 function entry(byte: number): StoredKey {

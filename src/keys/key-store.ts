@@ -1,4 +1,4 @@
-import type { BlsSecretKey } from "../signing/bls/backend";
+import type { BlsSecretKey } from "../bls/backend";
 
 export type KeySourceName = "filesystem" | "key_manager_api" | "cloud_kv";
 

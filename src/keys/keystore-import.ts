@@ -1,4 +1,4 @@
-import type { BlsBackend, BlsSecretKey } from "../signing/bls/backend";
+import type { BlsBackend, BlsSecretKey } from "../bls/backend";
 import type { ImportStatus, ItemResult } from "./import-request";
 import type { KeyStore } from "./key-store";
 import { decryptKeystore, keystoreFailureReason, keystorePubkey } from "./keystore";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createNobleBackend } from "../signing/bls/noble";
+import { createNobleBackend } from "../bls/noble";
 import {
   decryptKeystore,
   KeystoreError,

@@ -6,7 +6,7 @@ import { isPubkeyHex } from "../keys/pubkey";
 import type { Logger } from "../observability/log";
 import { NOOP_TRACER, type Tracer } from "../observability/tracing";
 import type { JsonValue } from "../wire/json";
-import type { BlsBackend } from "./bls/backend";
+import type { BlsBackend } from "../bls/backend";
 import type { CanaryMonitor } from "./canary";
 import type { JobLimiter } from "./limiter";
 import type { NetworkConstants } from "./network";

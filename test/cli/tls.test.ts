@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createNobleBackend } from "../../src/signing/bls/noble";
+import { createNobleBackend } from "../../src/bls/noble";
 import { ageKeys } from "../support/ceremony";
 import { type CliResult, type RunningSigil, runSigil, startSigil, TempDir } from "../support/cli";
 import { registerTestSecret } from "../support/log-capture";

@@ -17,7 +17,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import { createNobleBackend } from "../../src/signing/bls/noble";
+import { createNobleBackend } from "../../src/bls/noble";
 import { fromHex, toHex } from "../signing/lodestar";
 import { TempDir } from "../support/cli";
 import { type InProcessSigner, startInProcessSigner } from "../support/signer";

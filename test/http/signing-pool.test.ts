@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import type { RunningSigner } from "../../src/app/signer";
-import { createBlstBackend } from "../../src/signing/bls/blst";
-import { createNobleBackend } from "../../src/signing/bls/noble";
+import { createBlstBackend } from "../../src/bls/blst";
+import { createNobleBackend } from "../../src/bls/noble";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { hexToBytes } from "../support/oracle";

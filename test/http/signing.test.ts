@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { resolve } from "node:path";
 import type { RunningSigner } from "../../src/app/signer";
-import { createNobleBackend } from "../../src/signing/bls/noble";
+import { createNobleBackend } from "../../src/bls/noble";
 import { TempDir } from "../support/cli";
 import { bytesToHex, hexToBytes, oracleAttestationRoot } from "../support/oracle";
 import { startInProcessSigner } from "../support/signer";

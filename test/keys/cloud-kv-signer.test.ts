@@ -3,10 +3,10 @@
 import { afterAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { createNobleBackend } from "../../src/bls/noble";
 import { sealSecret } from "../../src/keys/cloud-kv/sealed-secret";
 import { CloudKvTable } from "../../src/keys/cloud-kv/table";
 import { combineShares } from "../../src/seal/shares";
-import { createNobleBackend } from "../../src/signing/bls/noble";
 import { bootstrapStateful, submitShare, sys, unwrapOwnShare } from "../support/ceremony";
 import { runSigilAsync, startSigil, TempDir } from "../support/cli";
 import { startDynamo } from "../support/dynamodb";

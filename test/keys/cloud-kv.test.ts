@@ -2,12 +2,12 @@
 // the 16-segment scan, decryption under the master key, refresh, and two instances on one table.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import type { BlsBackend } from "../../src/bls/backend";
+import { loadBlstBackend } from "../../src/bls/select";
 import { syncCloudKvKeys } from "../../src/keys/cloud-kv/loader";
 import { sealSecret } from "../../src/keys/cloud-kv/sealed-secret";
 import { type CloudKvItem, CloudKvTable, SCAN_SEGMENTS } from "../../src/keys/cloud-kv/table";
 import { KeyStore } from "../../src/keys/key-store";
-import type { BlsBackend } from "../../src/signing/bls/backend";
-import { loadBlstBackend } from "../../src/signing/bls/select";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
 import { registerTestSecret, testLogger } from "../support/log-capture";
 

@@ -12,12 +12,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { BlsBackend } from "../../src/bls/backend";
+import { createBlstBackend } from "../../src/bls/blst";
+import { createNobleBackend } from "../../src/bls/noble";
+import { type BlsWorkerPool, createPooledBackend } from "../../src/bls/pool";
 import { type FilesystemLoadResult, loadFilesystemKeys } from "../../src/keys/filesystem";
 import { createSemaphore } from "../../src/keys/semaphore";
-import type { BlsBackend } from "../../src/signing/bls/backend";
-import { createBlstBackend } from "../../src/signing/bls/blst";
-import { createNobleBackend } from "../../src/signing/bls/noble";
-import { type BlsWorkerPool, createPooledBackend } from "../../src/signing/bls/pool";
 import { testLogger } from "../support/log-capture";
 
 const CURVE_ORDER = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n;

@@ -1,4 +1,4 @@
-/** Helpers shared by the BLS backend tests (src/signing/bls/*.test.ts). */
+/** Helpers shared by the BLS backend tests (src/bls/*.test.ts). */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";

@@ -6,8 +6,8 @@ import {
 } from "@chainsafe/bls-keygen";
 import bip39Vectors from "../../../test/vectors/bip39/vectors.json";
 import eip2333Vectors from "../../../test/vectors/eip2333/vectors.json";
-import { createBlstBackend } from "../../signing/bls/blst";
-import { CURVE_ORDER } from "../../signing/bls/key";
+import { createBlstBackend } from "../../bls/blst";
+import { CURVE_ORDER } from "../../bls/key";
 import {
   assertMnemonic,
   deriveAtPath,

@@ -11,9 +11,9 @@
 import { createHash, hkdfSync } from "node:crypto";
 import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from "@scure/bip39";
 import { wordlist as ENGLISH_WORDLIST } from "@scure/bip39/wordlists/english.js";
-import { type BlsBackend, type BlsSecretKey, SECRET_KEY_BYTES } from "../../signing/bls/backend";
-import { CURVE_ORDER, toHex } from "../../signing/bls/key";
-import { createNobleBackend } from "../../signing/bls/noble";
+import { type BlsBackend, type BlsSecretKey, SECRET_KEY_BYTES } from "../../bls/backend";
+import { CURVE_ORDER, toHex } from "../../bls/key";
+import { createNobleBackend } from "../../bls/noble";
 
 /** 256 bits of entropy: a 24-word mnemonic. */
 export const MNEMONIC_STRENGTH_BITS = 256;

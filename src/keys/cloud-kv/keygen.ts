@@ -1,6 +1,6 @@
+import type { BlsBackend } from "../../bls/backend";
 import { SigilError } from "../../errors";
 import type { Logger } from "../../observability/log";
-import type { BlsBackend } from "../../signing/bls/backend";
 import type { KeyStore } from "../key-store";
 import { createSemaphore } from "../semaphore";
 import { encryptMnemonicBackup } from "./backup";

@@ -1,5 +1,5 @@
+import type { BlsBackend } from "../../bls/backend";
 import type { Logger } from "../../observability/log";
-import type { BlsBackend } from "../../signing/bls/backend";
 import type { KeyStore } from "../key-store";
 import { openSecret } from "./sealed-secret";
 import type { CloudKvTable } from "./table";

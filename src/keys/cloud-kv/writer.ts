@@ -1,8 +1,8 @@
 import { availableParallelism } from "node:os";
 import type { SlashingStore } from "../../antislashing/store";
+import type { BlsBackend, BlsSecretKey } from "../../bls/backend";
 import { SigilError } from "../../errors";
 import type { Logger } from "../../observability/log";
-import type { BlsBackend, BlsSecretKey } from "../../signing/bls/backend";
 import {
   type DeleteStatus,
   type ImportStatus,
