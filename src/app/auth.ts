@@ -11,10 +11,10 @@ import { legacyPolicyRules } from "../auth/legacy";
 import type { Policy } from "../auth/types";
 import type { Config } from "../config/schema";
 import { resolveSecret } from "../config/validate";
-import { normalizePubkey } from "../keys/pubkey";
 import type { Logger } from "../observability/log";
 import type { SealService } from "../seal/service";
 import { openSignerStateBackend, type SignerStateSettings } from "../state/registry";
+import { normalizePubkey } from "../wire/pubkey";
 import { wireSeal } from "./seal";
 
 export interface AuthWiring {

@@ -1,7 +1,7 @@
 import { SigilError } from "../errors";
-import { isPubkeyHex, normalizePubkey } from "../keys/pubkey";
 import { isSigningOperation, type SigningOperation } from "../signing/operations";
 import type { SignerStateStore, TokenRecord } from "../state/store";
+import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { parseCidr } from "./cidr";
 import { isScope, type Scope } from "./scopes";
 import { newToken } from "./tokens";

@@ -9,8 +9,8 @@ import {
   type SlashingStore,
 } from "../antislashing/store";
 import type { Config } from "../config/schema";
-import { isPubkeyHex, normalizePubkey } from "../keys/pubkey";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
+import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { configArgs, loadConfigOrExit } from "./config-args";
 import { EXIT_USAGE, fail } from "./exit";
 

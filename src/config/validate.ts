@@ -1,10 +1,10 @@
 import { parseCidr } from "../auth/cidr";
 import { isScope, LEGACY_SCOPES } from "../auth/scopes";
-import { isPubkeyHex } from "../keys/pubkey";
 import { allowlistEntryProblem } from "../net/host";
 import { parseLogFilter } from "../observability/log";
 import { parseWrapSpec } from "../seal/wrap/index";
 import { isSigningOperation } from "../signing/operations";
+import { isPubkeyHex } from "../wire/pubkey";
 import { type ConfigProblem, problem } from "./problems";
 import type { Config, LegacyPolicyConfig } from "./schema";
 

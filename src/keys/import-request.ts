@@ -1,5 +1,5 @@
 import { SigilError } from "../errors";
-import { isPubkeyHex, normalizePubkey } from "./pubkey";
+import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 
 /** The body of a keystore import (Key Manager API and cloud_kv alike). */
 export interface ImportRequest {

@@ -1,12 +1,12 @@
 import type { SlashingGuard } from "../antislashing/guard";
 import { authorize, type Principal } from "../auth/authenticator";
+import type { BlsBackend } from "../bls/backend";
 import { SigilError } from "../errors";
 import type { KeyStore } from "../keys/key-store";
-import { isPubkeyHex } from "../keys/pubkey";
 import type { Logger } from "../observability/log";
 import { NOOP_TRACER, type Tracer } from "../observability/tracing";
 import type { JsonValue } from "../wire/json";
-import type { BlsBackend } from "../bls/backend";
+import { isPubkeyHex } from "../wire/pubkey";
 import type { CanaryMonitor } from "./canary";
 import type { JobLimiter } from "./limiter";
 import type { NetworkConstants } from "./network";
