@@ -1,9 +1,9 @@
 import { SigilError } from "../errors";
 import { isSigningOperation, type SigningOperation } from "../signing/operations";
-import type { SignerStateStore, TokenRecord } from "../state/store";
 import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { parseCidr } from "./cidr";
 import { isScope, type Scope } from "./scopes";
+import type { AuthStore, TokenRecord } from "./store";
 import { newToken } from "./tokens";
 import type { Policy, Rule } from "./types";
 
@@ -25,7 +25,7 @@ export interface TokenView {
 /** The Auth API: policies and client tokens in signer_state, for the management token's holder. */
 export class AuthAdminService {
   constructor(
-    private readonly store: SignerStateStore,
+    private readonly store: AuthStore,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -113,7 +113,7 @@ export class AuthAdminService {
  * generate-root quorum hands to its last submitter. Shown once; only its hash is stored.
  */
 export async function mintManagementToken(
-  store: SignerStateStore,
+  store: Pick<AuthStore, "createToken">,
   now: number,
 ): Promise<{ token: string; accessor: string }> {
   const minted = newToken();

@@ -1,8 +1,8 @@
 import { SigilError } from "../errors";
-import type { SignerStateStore } from "../state/store";
 import { type Cidr, cidrContains, parseCidr } from "./cidr";
 import { evaluate, filterAllowedKeys, routeAllowed } from "./policy";
 import type { Scope } from "./scopes";
+import type { TokenLookup } from "./store";
 import { hashToken, presentedToken, secretsEqual } from "./tokens";
 import type { AccessRequest, Policy } from "./types";
 
@@ -113,7 +113,7 @@ export function staticAuthenticator(
  * downgraded to anonymous access.
  */
 export function statefulAuthenticator(
-  store: SignerStateStore,
+  store: TokenLookup,
   now: () => number = Date.now,
 ): Authenticator {
   return {

@@ -15,12 +15,18 @@
  * Names the legacy scope list or the operation list does not know (startup validation rejects
  * them) are dropped, so they grant nothing.
  */
-import type { LegacyPolicyConfig } from "../config/schema";
 import { isSigningOperation } from "../signing/operations";
 import { LEGACY_SCOPES, type Scope } from "./scopes";
 import type { Rule } from "./types";
 
-export type LegacyPolicyFields = Omit<LegacyPolicyConfig, "token">;
+/** A legacy policy as plain lists of names, whatever file or variable it was read from. */
+export interface LegacyPolicyFields {
+  readonly allowed_keys?: readonly string[];
+  readonly allowed_scopes?: readonly string[];
+  readonly denied_scopes?: readonly string[];
+  readonly allowed_signing_operations?: readonly string[];
+  readonly denied_signing_operations?: readonly string[];
+}
 
 export function legacyPolicyRules(policy: LegacyPolicyFields): Rule[] {
   const scopes = legacyAllowedScopes(policy);

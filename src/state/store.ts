@@ -1,28 +1,12 @@
-import type { Policy } from "../auth/types";
+import type { AuthStore, TokenKind, TokenRecord } from "../auth/store";
+
+export type { TokenKind, TokenRecord };
 
 /**
  * signer_state: runtime policies and tokens of the stateful mode (and, with the seal feature,
  * operators and wrapped shares). One interface, three backends (sqlite, postgres, dynamodb), one
  * conformance suite (test/state/conformance.ts).
  */
-
-export type TokenKind = "management" | "client" | "setup";
-
-/** A token as stored: never the token itself, only the SHA-256 of it. */
-export interface TokenRecord {
-  /** Opaque id used to list and revoke the token; not secret. */
-  readonly accessor: string;
-  /** Hex SHA-256 of the token. */
-  readonly hash: string;
-  readonly kind: TokenKind;
-  readonly policies: readonly string[];
-  /** CIDRs the token is accepted from; empty = anywhere. Never set on management tokens. */
-  readonly cidrs: readonly string[];
-  /** Milliseconds since the epoch. */
-  readonly createdAt: number;
-  /** Milliseconds since the epoch; undefined = no expiry (management tokens). */
-  readonly expiresAt?: number;
-}
 
 /** The seal record as stored: JSON text (the seal feature owns its format) and a version. */
 export interface SealSlot {
@@ -31,25 +15,10 @@ export interface SealSlot {
   readonly version: number;
 }
 
-export interface SignerStateStore {
+/** The Auth API's store (auth/store.ts), plus what only the stateful lifecycle needs. */
+export interface SignerStateStore extends AuthStore {
   readonly backend: "sqlite" | "postgres" | "dynamodb";
 
-  /** False when a policy of that name exists (nothing changes). */
-  createPolicy(policy: Policy): Promise<boolean>;
-  /** False when no policy of that name exists (nothing changes). */
-  updatePolicy(policy: Policy): Promise<boolean>;
-  getPolicy(name: string): Promise<Policy | undefined>;
-  /** Sorted by name. */
-  listPolicies(): Promise<Policy[]>;
-  deletePolicy(name: string): Promise<boolean>;
-
-  /** Throws if the accessor or hash already exists. */
-  createToken(token: TokenRecord): Promise<void>;
-  /** The token with that hash, if it exists (expired ones included: callers decide). */
-  findToken(hash: string): Promise<TokenRecord | undefined>;
-  /** Sorted by creation time. */
-  listTokens(): Promise<TokenRecord[]>;
-  revokeToken(accessor: string): Promise<boolean>;
   /** Deletes tokens that expired at or before `now`; returns how many. */
   deleteExpiredTokens(now: number): Promise<number>;
   /**
