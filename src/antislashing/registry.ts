@@ -6,20 +6,16 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "../observability/log";
-import { createDynamoClient } from "../storage/dynamodb/client";
+import { type PostgresSettings, poolOptions } from "../storage/postgres/settings";
 import type { SlashingStore } from "./store";
 
 export type SlashingBackend = SlashingStore["backend"];
 
 /** The `antislashing` settings a backend is opened with (config/schema.ts validates them). */
-export interface SlashingSettings {
+export interface SlashingSettings extends PostgresSettings {
   readonly backend: SlashingBackend;
   /** sqlite: the database file. */
   readonly path: string;
-  /** postgres */
-  readonly url?: string;
-  readonly pool_size: number;
-  readonly force_ipv4: boolean;
   /** dynamodb */
   readonly table?: string;
 }
@@ -42,15 +38,11 @@ const BACKENDS: Readonly<Record<SlashingBackend, Opener>> = {
   },
   async postgres(settings, { logger }) {
     const { openPostgresStore } = await import("./backends/postgres/store");
-    return openPostgresStore({
-      url: settings.url ?? "",
-      poolSize: settings.pool_size,
-      forceIpv4: settings.force_ipv4,
-      logger,
-    });
+    return openPostgresStore(poolOptions(settings, logger));
   },
   async dynamodb(settings, { logger }) {
     const { openDynamoStore } = await import("./backends/dynamodb/store");
+    const { createDynamoClient } = await import("../storage/dynamodb/client");
     return openDynamoStore({ table: settings.table ?? "", client: createDynamoClient(), logger });
   },
   async noop() {

@@ -178,6 +178,29 @@ function asList(value: unknown): string[] | undefined {
   return isStringArray(parsed) ? [...parsed] : undefined;
 }
 
+/** A token row of the SQL backends, columns named as in their tables (sqlite and PostgreSQL). */
+export interface TokenRow {
+  readonly hash: unknown;
+  readonly accessor: unknown;
+  readonly kind: unknown;
+  readonly policies: unknown;
+  readonly cidrs: unknown;
+  readonly created_at: unknown;
+  readonly expires_at: unknown;
+}
+
+export function decodeTokenRow(row: TokenRow): TokenRecord {
+  return decodeToken({
+    accessor: row.accessor,
+    hash: row.hash,
+    kind: row.kind,
+    policies: row.policies,
+    cidrs: row.cidrs,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  });
+}
+
 export function decodeToken(fields: TokenFields): TokenRecord {
   const fail = (what: string) =>
     new StateDataError(`signer_state: stored token ${String(fields.accessor)}: bad ${what}`);

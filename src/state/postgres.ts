@@ -29,11 +29,8 @@ import postgres from "postgres";
 import type { Policy } from "../auth/types";
 import { PostgresConfigError } from "../storage/postgres/connection";
 import type { Migration } from "../storage/postgres/migrate";
-import {
-  openMigratedPostgres,
-  type PostgresDatabase,
-  type PostgresPoolOptions,
-} from "../storage/postgres/open";
+import { openMigratedPostgres, type PostgresDatabase } from "../storage/postgres/open";
+import type { PostgresPoolOptions } from "../storage/postgres/settings";
 import {
   checkExpectedVersion,
   checkNow,
@@ -41,10 +38,11 @@ import {
   checkTokenRecord,
   decodePolicy,
   decodeSeal,
-  decodeToken,
+  decodeTokenRow,
   encodePolicy,
   StateSchemaError,
   TokenConflictError,
+  type TokenRow,
 } from "./codec";
 import type { SealSlot, SignerStateStore, TokenRecord } from "./store";
 
@@ -98,28 +96,6 @@ export const POSTGRES_STATE_SCHEMA_VERSION = MIGRATIONS.reduce((m, x) => Math.ma
 export const STATE_MIGRATION_LOCK_KEY = "8316291889397497858";
 
 type Sql = postgres.Sql;
-
-interface TokenRow {
-  hash: string;
-  accessor: string;
-  kind: string;
-  policies: string;
-  cidrs: string;
-  created_at: string;
-  expires_at: string | null;
-}
-
-function tokenOf(row: TokenRow): TokenRecord {
-  return decodeToken({
-    accessor: row.accessor,
-    hash: row.hash,
-    kind: row.kind,
-    policies: row.policies,
-    cidrs: row.cidrs,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-  });
-}
 
 class PostgresStateStore implements SignerStateStore {
   readonly backend = "postgres" as const;
@@ -197,7 +173,7 @@ class PostgresStateStore implements SignerStateStore {
     const [row] = await this.sql<TokenRow[]>`
       SELECT hash, accessor, kind, policies::text AS policies, cidrs::text AS cidrs,
         created_at, expires_at FROM sigil_state_tokens WHERE hash = ${hash}`;
-    return row === undefined ? undefined : tokenOf(row);
+    return row === undefined ? undefined : decodeTokenRow(row);
   }
 
   async listTokens(): Promise<TokenRecord[]> {
@@ -206,7 +182,7 @@ class PostgresStateStore implements SignerStateStore {
       SELECT hash, accessor, kind, policies::text AS policies, cidrs::text AS cidrs,
         created_at, expires_at FROM sigil_state_tokens
       ORDER BY created_at, accessor COLLATE "C"`;
-    return rows.map(tokenOf);
+    return rows.map(decodeTokenRow);
   }
 
   async revokeToken(accessor: string): Promise<boolean> {
@@ -231,7 +207,7 @@ class PostgresStateStore implements SignerStateStore {
       DELETE FROM sigil_state_tokens WHERE hash = ${hash}
       RETURNING hash, accessor, kind, policies::text AS policies, cidrs::text AS cidrs,
         created_at, expires_at`;
-    return row === undefined ? undefined : tokenOf(row);
+    return row === undefined ? undefined : decodeTokenRow(row);
   }
 
   async getSeal(): Promise<SealSlot | undefined> {

@@ -6,20 +6,16 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "../observability/log";
-import { createDynamoClient } from "../storage/dynamodb/client";
+import { type PostgresSettings, poolOptions } from "../storage/postgres/settings";
 import type { SignerStateStore } from "./store";
 
 export type SignerStateBackend = SignerStateStore["backend"];
 
 /** The `signer_state` settings a backend is opened with (config/schema.ts validates them). */
-export interface SignerStateSettings {
+export interface SignerStateSettings extends PostgresSettings {
   readonly backend: SignerStateBackend;
   /** sqlite: the database file; default ./signer_state.sqlite. */
   readonly path?: string;
-  /** postgres */
-  readonly url?: string;
-  readonly pool_size: number;
-  readonly force_ipv4: boolean;
   /** dynamodb */
   readonly table?: string;
 }
@@ -36,15 +32,11 @@ const BACKENDS: Readonly<Record<SignerStateBackend, Opener>> = {
   },
   async postgres(settings, logger) {
     const { openPostgresState } = await import("./postgres");
-    return openPostgresState({
-      url: settings.url ?? "",
-      poolSize: settings.pool_size,
-      forceIpv4: settings.force_ipv4,
-      logger,
-    });
+    return openPostgresState(poolOptions(settings, logger));
   },
   async dynamodb(settings, logger) {
     const { openDynamoState } = await import("./dynamodb");
+    const { createDynamoClient } = await import("../storage/dynamodb/client");
     return openDynamoState({ table: settings.table ?? "", client: createDynamoClient(), logger });
   },
 };

@@ -23,8 +23,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Policy } from "../auth/types";
-import { runSqliteMigrations, type SqliteMigration } from "../storage/sqlite/migrate";
-import { openDurableSqlite } from "../storage/sqlite/open";
+import { openMigratedSqlite, type SqliteMigration } from "../storage/sqlite/migrate";
 import {
   checkExpectedVersion,
   checkNow,
@@ -32,10 +31,11 @@ import {
   checkTokenRecord,
   decodePolicy,
   decodeSeal,
-  decodeToken,
+  decodeTokenRow,
   encodePolicy,
   StateSchemaError,
   TokenConflictError,
+  type TokenRow,
 } from "./codec";
 import type { SealSlot, SignerStateStore, TokenRecord } from "./store";
 
@@ -83,29 +83,7 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
 
 export const SQLITE_STATE_SCHEMA_VERSION = MIGRATIONS.reduce((m, x) => Math.max(m, x.version), 0);
 
-interface TokenRow {
-  hash: string;
-  accessor: string;
-  kind: string;
-  policies: string;
-  cidrs: string;
-  created_at: number;
-  expires_at: number | null;
-}
-
 const TOKEN_COLUMNS = "hash, accessor, kind, policies, cidrs, created_at, expires_at";
-
-function tokenOf(row: TokenRow): TokenRecord {
-  return decodeToken({
-    accessor: row.accessor,
-    hash: row.hash,
-    kind: row.kind,
-    policies: row.policies,
-    cidrs: row.cidrs,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-  });
-}
 
 function isConstraintError(error: unknown): boolean {
   return (
@@ -205,7 +183,7 @@ class SqliteStateStore implements SignerStateStore {
     const row = this.db
       .query(`SELECT ${TOKEN_COLUMNS} FROM sigil_state_tokens WHERE hash = $hash`)
       .get({ hash }) as TokenRow | null;
-    return row === null ? undefined : tokenOf(row);
+    return row === null ? undefined : decodeTokenRow(row);
   }
 
   async listTokens(): Promise<TokenRecord[]> {
@@ -213,7 +191,7 @@ class SqliteStateStore implements SignerStateStore {
     const rows = this.db
       .query(`SELECT ${TOKEN_COLUMNS} FROM sigil_state_tokens ORDER BY created_at, accessor`)
       .all() as TokenRow[];
-    return rows.map(tokenOf);
+    return rows.map(decodeTokenRow);
   }
 
   async revokeToken(accessor: string): Promise<boolean> {
@@ -242,7 +220,7 @@ class SqliteStateStore implements SignerStateStore {
             .get({ hash }) as TokenRow | null,
       )
       .immediate();
-    return row === null ? undefined : tokenOf(row);
+    return row === null ? undefined : decodeTokenRow(row);
   }
 
   async getSeal(): Promise<SealSlot | undefined> {
@@ -300,19 +278,15 @@ export async function openSqliteState(
   path: string,
   options: SqliteStateOptions = {},
 ): Promise<SignerStateStore> {
-  const db = openDurableSqlite(path, { busyTimeoutMs: options.busyTimeoutMs });
-  try {
-    runSqliteMigrations(db, {
+  const db = openMigratedSqlite(
+    path,
+    { busyTimeoutMs: options.busyTimeoutMs },
+    {
+      what: "signer_state",
       versionTable: "sigil_state_schema_version",
       migrations: MIGRATIONS,
-      tooNew: (current, latest) =>
-        new StateSchemaError(
-          `signer_state database has schema version ${current}, newer than this sigil knows (${latest}); refusing to open it (upgrade sigil)`,
-        ),
-    });
-  } catch (error) {
-    db.close(false);
-    throw error;
-  }
+      schemaError: (message) => new StateSchemaError(message),
+    },
+  );
   return new SqliteStateStore(db);
 }

@@ -1,7 +1,7 @@
 import type postgres from "postgres";
-import type { Logger } from "../../observability/log";
 import { createPostgresClient, PostgresConfigError, parsePostgresUrl } from "./connection";
 import { type Migration, runPostgresMigrations } from "./migrate";
+import type { PostgresPoolOptions } from "./settings";
 
 /** What a store keeps in its database, and how it is named in settings, logs and errors. */
 export interface PostgresDatabase {
@@ -17,18 +17,6 @@ export interface PostgresDatabase {
   readonly migrations: readonly Migration[];
   /** The error for a database newer than this build, worded by `message`. */
   readonly schemaError: (message: string) => Error;
-}
-
-export interface PostgresPoolOptions {
-  /** `<settings>.url`; TLS unless `?sslmode=disable` (connection.ts). */
-  readonly url: string;
-  /** `<settings>.pool_size`: connections kept by this process. */
-  readonly poolSize: number;
-  /** `<settings>.force_ipv4`: connect to the host's IPv4 address only. */
-  readonly forceIpv4: boolean;
-  readonly logger?: Logger;
-  /** Connect (DNS, TCP, TLS) time limit per connection; default 10 s. */
-  readonly connectTimeoutMs?: number;
 }
 
 /**

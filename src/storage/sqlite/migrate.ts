@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { type DurableSqliteOptions, openDurableSqlite } from "./open";
 
 /** One schema version: its statements run in order, in the transaction that records it. */
 export interface SqliteMigration {
@@ -8,12 +9,33 @@ export interface SqliteMigration {
 }
 
 export interface SqliteMigrationPlan {
+  /** What the database holds, for the error: "slashing protection", "signer_state". */
+  readonly what: string;
   /** Table holding the schema version (a constant, never user input). */
   readonly versionTable: string;
   /** Append-only: a released migration is never edited (test/storage/frozen-migrations.test.ts). */
   readonly migrations: readonly SqliteMigration[];
-  /** The error to throw when the database is newer than this build. */
-  readonly tooNew: (current: number, latest: number) => Error;
+  /** The error for a database newer than this build, worded by `message`. */
+  readonly schemaError: (message: string) => Error;
+}
+
+/**
+ * Opens `path` as openDurableSqlite does and applies pending migrations; the database is closed
+ * again when they fail (or it is newer than this build).
+ */
+export function openMigratedSqlite(
+  path: string,
+  options: DurableSqliteOptions,
+  plan: SqliteMigrationPlan,
+): Database {
+  const db = openDurableSqlite(path, options);
+  try {
+    runSqliteMigrations(db, plan);
+  } catch (error) {
+    db.close(false);
+    throw error;
+  }
+  return db;
 }
 
 /**
@@ -30,7 +52,11 @@ export function runSqliteMigrations(db: Database, plan: SqliteMigrationPlan): vo
       version: number | bigint | null;
     } | null;
     const current = Number(row?.version ?? 0);
-    if (current > latest) throw plan.tooNew(current, latest);
+    if (current > latest) {
+      throw plan.schemaError(
+        `${plan.what} database has schema version ${current}, newer than this sigil knows (${latest}); refusing to open it (upgrade sigil)`,
+      );
+    }
     for (const migration of plan.migrations) {
       if (migration.version <= current) continue;
       for (const statement of migration.sql) db.run(statement);

@@ -25,11 +25,8 @@
 import type postgres from "postgres";
 import type { Logger } from "../../../observability/log";
 import { PostgresConfigError } from "../../../storage/postgres/connection";
-import {
-  openMigratedPostgres,
-  type PostgresDatabase,
-  type PostgresPoolOptions,
-} from "../../../storage/postgres/open";
+import { openMigratedPostgres, type PostgresDatabase } from "../../../storage/postgres/open";
+import type { PostgresPoolOptions } from "../../../storage/postgres/settings";
 import { assertAttestationVote, assertBlockProposal, assertPubkey, isUint64 } from "../../encoding";
 import {
   type AttestationHistory,

@@ -60,8 +60,7 @@
 
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../../../observability/log";
-import { runSqliteMigrations } from "../../../storage/sqlite/migrate";
-import { openDurableSqlite } from "../../../storage/sqlite/open";
+import { openMigratedSqlite } from "../../../storage/sqlite/migrate";
 import {
   assertAttestationVote,
   assertBlockProposal,
@@ -770,22 +769,23 @@ export async function openSqliteStore(
   path: string,
   options: SqliteStoreOptions = {},
 ): Promise<SlashingStore> {
-  const db = openDurableSqlite(path, {
-    busyTimeoutMs: options.busyTimeoutMs,
-    safeIntegers: true,
-    foreignKeys: true,
-    synchronous: "NORMAL",
-  });
-  let wal: WalSync;
-  try {
-    runSqliteMigrations(db, {
+  const db = openMigratedSqlite(
+    path,
+    {
+      busyTimeoutMs: options.busyTimeoutMs,
+      safeIntegers: true,
+      foreignKeys: true,
+      synchronous: "NORMAL",
+    },
+    {
+      what: "slashing protection",
       versionTable: "schema_version",
       migrations: MIGRATIONS,
-      tooNew: (current, latest) =>
-        new SqliteSchemaError(
-          `slashing protection database has schema version ${current}, newer than this sigil knows (${latest}); refusing to open it (upgrade sigil)`,
-        ),
-    });
+      schemaError: (message) => new SqliteSchemaError(message),
+    },
+  );
+  let wal: WalSync;
+  try {
     wal = openWalSync(db, options.syncWal);
   } catch (error) {
     db.close(false);
