@@ -203,7 +203,7 @@ describe("slashing protection, sqlite: every released schema version upgrades", 
 
 describe("slashing protection, postgres: every released schema version upgrades", () => {
   for (const release of of("slashing-postgres")) {
-    const label = release.superseded ? `, superseded text of ${release.commit}` : "";
+    const label = release.superseded ? ", its first text" : "";
     test(`schema ${release.version} (sigil ${release.commit}${label})`, async () => {
       const expected = manifest<SlashingManifest>(release);
       expectRefusesSlashing(expected);
