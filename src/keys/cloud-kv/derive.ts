@@ -1,3 +1,4 @@
+// Kept instead of @chainsafe/bls-keygen (this file's test oracle): it zeroes no intermediate secret and brings a second @scure/bip39.
 /**
  * Validator keys from a BIP-39 mnemonic: the mnemonic's seed (BIP-39), a tree of BLS12-381
  * secret keys grown from it (EIP-2333), and the Ethereum validator signing path in that tree
@@ -12,8 +13,9 @@ import { createHash, hkdfSync } from "node:crypto";
 import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from "@scure/bip39";
 import { wordlist as ENGLISH_WORDLIST } from "@scure/bip39/wordlists/english.js";
 import { type BlsBackend, type BlsSecretKey, SECRET_KEY_BYTES } from "../../bls/backend";
-import { CURVE_ORDER, toHex } from "../../bls/key";
+import { CURVE_ORDER } from "../../bls/key";
 import { createNobleBackend } from "../../bls/noble";
+import { toHex } from "../../wire/hex";
 
 /** 256 bits of entropy: a 24-word mnemonic. */
 export const MNEMONIC_STRENGTH_BITS = 256;
@@ -237,7 +239,7 @@ export function deriveValidatorKeys(
       for (const derived of keys) derived.secretKey.fill(0);
       throw error;
     }
-    const pubkey = `0x${toHex(key.publicKey)}`;
+    const pubkey = toHex(key.publicKey);
     keys.push({ index, path: validatorSigningPath(index), secretKey, pubkey, key });
   }
   return keys;
