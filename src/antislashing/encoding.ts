@@ -15,23 +15,8 @@ export function isUint64(value: bigint): boolean {
   return value >= 0n && value <= UINT64_MAX;
 }
 
-const HEX_DIGITS = "0123456789abcdef";
-
-/** 0x + lower-case hex. */
-export function bytesToHex(bytes: Uint8Array): string {
-  let out = "0x";
-  for (const byte of bytes) out += HEX_DIGITS.charAt(byte >> 4) + HEX_DIGITS.charAt(byte & 15);
-  return out;
-}
-
-/** Parses 0x-prefixed hex of any case; throws a TypeError on anything else. */
-export function hexToBytes(hex: string): Uint8Array {
-  if (!/^0x([0-9a-fA-F]{2})*$/.test(hex)) throw new TypeError(`not 0x-prefixed hex: ${hex}`);
-  const out = new Uint8Array((hex.length - 2) / 2);
-  for (let i = 0; i < out.length; i++)
-    out[i] = Number.parseInt(hex.slice(2 + 2 * i, 4 + 2 * i), 16);
-  return out;
-}
+/** 0x + lower-case hex, and its parser (wire/hex.ts), under the names this feature uses. */
+export { fromHex as hexToBytes, toHex as bytesToHex } from "../wire/hex";
 
 export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;

@@ -38,8 +38,9 @@ export function parseSecretScalar(secret: Uint8Array): bigint {
   return scalar;
 }
 
+/** Bare hex (no 0x), for comparing and quoting keys and signatures in messages. */
 export function toHex(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+  return bytes.toHex();
 }
 
 class KeyHandle implements BlsSecretKey {

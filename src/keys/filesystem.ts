@@ -35,6 +35,7 @@ import {
   importSecretKeys,
 } from "../bls/backend";
 import type { Logger } from "../observability/log";
+import { toHex } from "../wire/hex";
 import {
   type DescriptorDocument,
   DescriptorError,
@@ -247,7 +248,7 @@ export async function loadFilesystemKeys(
 
   const invalidKey = (err: unknown) =>
     new DescriptorError(`invalid private key: ${err instanceof Error ? err.message : "rejected"}`);
-  const pubkeyOf = (key: BlsSecretKey) => `0x${Buffer.from(key.publicKey).toString("hex")}`;
+  const pubkeyOf = (key: BlsSecretKey) => toHex(key.publicKey);
 
   /**
    * Imports one keystore's secret; the caller zeroes it. Through `importSecretKeys` too: the

@@ -1,4 +1,5 @@
 import type { BlsBackend, BlsSecretKey } from "../bls/backend";
+import { toHex } from "../wire/hex";
 import type { ImportStatus, ItemResult } from "./import-request";
 import type { KeyStore } from "./key-store";
 import { decryptKeystore, keystoreFailureReason, keystorePubkey } from "./keystore";
@@ -65,7 +66,7 @@ export async function openImportedKeystore(
     secret.fill(0);
     return fail(keystoreFailureReason(error));
   }
-  const pubkey = `0x${Buffer.from(key.publicKey).toString("hex")}`;
+  const pubkey = toHex(key.publicKey);
   if ((claimed && claimed !== pubkey) || (!claimed && taken(pubkey))) {
     secret.fill(0);
     return claimed ? fail("the keystore's pubkey does not match its decrypted key") : duplicate;

@@ -16,6 +16,7 @@
  * These are about 4× and 64× the standard costs, so every keystore a real tool writes loads.
  */
 import { createDecipheriv, createHash, pbkdf2, scrypt, timingSafeEqual } from "node:crypto";
+import { toHex } from "../wire/hex";
 
 export const MAX_SCRYPT_N = 2 ** 20;
 export const MAX_SCRYPT_R = 32;
@@ -147,7 +148,7 @@ function parsePubkey(keystore: Json): string | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   if (typeof value !== "string") fail(`pubkey must be a string, got ${describe(value)}`);
   const bytes = hexBytes(value, "pubkey", 48);
-  return `0x${bytes.toString("hex")}`;
+  return toHex(bytes);
 }
 
 /** Validates the whole structure; refuses (KeystoreError) with the first problem found. */
@@ -292,7 +293,7 @@ export function keystorePubkey(keystore: unknown): string | undefined {
 export function verifyKeystorePubkey(keystore: unknown, derived: Uint8Array): void {
   const stated = keystorePubkey(keystore);
   if (stated === undefined) return;
-  const actual = `0x${Buffer.from(derived).toString("hex")}`;
+  const actual = toHex(derived);
   if (stated !== actual) {
     fail(`keystore pubkey ${stated} does not match the decrypted key's pubkey ${actual}`);
   }

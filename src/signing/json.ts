@@ -23,6 +23,7 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { SigilError } from "../errors";
+import { fromHex } from "../wire/hex";
 
 export const MAX_UINT64 = 2n ** 64n - 1n;
 
@@ -133,7 +134,7 @@ export function decodeJson<T extends SszType<unknown>>(
 /** Convert a value already known to match the schema; checks what a schema cannot say. */
 function convert(type: SszType<unknown>, json: unknown, path: string): unknown {
   if (type instanceof UintBigintType) return toUint64(json as string | number, path);
-  if (type instanceof ByteVectorType) return hexToBytes(json as string);
+  if (type instanceof ByteVectorType) return fromHex(json as string);
   if (type instanceof BitListType) return toBitList(type, json as string, path);
   if (type instanceof BitVectorType) return toBitVector(type, json as string, path);
   if (type instanceof ContainerType) {
@@ -175,13 +176,8 @@ function toUint64(json: string | number, path: string): bigint {
   return value;
 }
 
-/** `hex` already matched the schema's 0x-prefixed pattern. */
-function hexToBytes(hex: string): Uint8Array {
-  return Uint8Array.fromHex(hex.slice(2));
-}
-
 function toBitList(type: BitListType, hex: string, path: string): unknown {
-  const bytes = hexToBytes(hex);
+  const bytes = fromHex(hex);
   const last = bytes[bytes.length - 1] ?? 0;
   if (last === 0) {
     throw invalidRequest(
@@ -199,7 +195,7 @@ function toBitList(type: BitListType, hex: string, path: string): unknown {
 
 function toBitVector(type: BitVectorType, hex: string, path: string): unknown {
   try {
-    return type.deserialize(hexToBytes(hex));
+    return type.deserialize(fromHex(hex));
   } catch {
     throw invalidRequest(
       `${path}: expected a bitvector of ${type.lengthBits} bits, but bits past the length are set`,

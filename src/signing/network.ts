@@ -1,3 +1,5 @@
+import { fromHex } from "../wire/hex";
+
 /**
  * Network constants that pin two signing domains regardless of the `fork_info` a client sends:
  * VALIDATOR_REGISTRATION (builder domain over the genesis fork version) and VOLUNTARY_EXIT from
@@ -12,9 +14,7 @@ export interface NetworkConstants {
   readonly denebForkEpoch: bigint;
 }
 
-function version(hex: string): Uint8Array {
-  return Uint8Array.from(Buffer.from(hex.replace(/^0x/, ""), "hex"));
-}
+const version = fromHex;
 
 export const NETWORKS: Readonly<Record<NetworkName, NetworkConstants>> = {
   mainnet: {

@@ -15,6 +15,7 @@ import {
   UintBigintType,
   VectorCompositeType,
 } from "@chainsafe/ssz";
+import { fromHex } from "../wire/hex";
 
 // ---- Preset and domain constants (mainnet preset) ----
 
@@ -31,9 +32,7 @@ export const SYNC_COMMITTEE_SIZE = 512;
 export const SYNC_COMMITTEE_SUBNET_COUNT = 4;
 
 /** A 4-byte DomainType from its spec notation, e.g. 0x01000000 → [1, 0, 0, 0]. */
-function domainType(hex: string): Uint8Array {
-  return Uint8Array.from(Buffer.from(hex.slice(2), "hex"));
-}
+const domainType = fromHex;
 
 export const DOMAIN_BEACON_PROPOSER = domainType("0x00000000");
 export const DOMAIN_BEACON_ATTESTER = domainType("0x01000000");

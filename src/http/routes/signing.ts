@@ -2,6 +2,7 @@ import { visibleKeys } from "../../auth/authenticator";
 import { isSigilError } from "../../errors";
 import { NOOP_TRACER, type Tracer } from "../../observability/tracing";
 import type { SigningService } from "../../signing/service";
+import { toHex } from "../../wire/hex";
 import { STATUS_BY_CODE } from "../errors";
 import { route } from "../route";
 
@@ -15,7 +16,7 @@ export function wantsJsonSignature(accept: string | null): boolean {
 }
 
 function signatureResponse(signature: Uint8Array, accept: string | null): Response {
-  const hex = `0x${Buffer.from(signature).toString("hex")}`;
+  const hex = toHex(signature);
   return wantsJsonSignature(accept)
     ? Response.json({ signature: hex })
     : new Response(hex, { headers: { "content-type": "text/plain; charset=utf-8" } });

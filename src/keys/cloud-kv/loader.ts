@@ -1,5 +1,6 @@
 import type { BlsBackend } from "../../bls/backend";
 import type { Logger } from "../../observability/log";
+import { toHex } from "../../wire/hex";
 import type { KeyStore } from "../key-store";
 import { openSecret } from "./sealed-secret";
 import type { CloudKvTable } from "./table";
@@ -60,7 +61,7 @@ export async function syncCloudKvKeys(options: CloudKvSyncOptions): Promise<Clou
       try {
         secret = openSecret(options.masterKey, item.pubkey, item.ciphertext);
         const key = options.bls.importSecretKey(secret);
-        const derived = `0x${Buffer.from(key.publicKey).toString("hex")}`;
+        const derived = toHex(key.publicKey);
         if (derived !== item.pubkey) throw new Error("the secret's pubkey differs from the item's");
         keys.add({ pubkey: item.pubkey, key, source: "cloud_kv", readonly: false });
         added++;
