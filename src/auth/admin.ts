@@ -1,5 +1,5 @@
 import { SigilError } from "../errors";
-import { isSigningOperation, type SigningOperation } from "../signing/operations";
+import { isSigningOperation, type SigningOperation } from "../wire/operations";
 import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { parseCidr } from "./cidr";
 import { isScope, type Scope } from "./scopes";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { LegacyPolicyConfig } from "../config/schema";
-import { SIGNING_OPERATIONS, type SigningOperation } from "../signing/operations";
+import { SIGNING_OPERATIONS, type SigningOperation } from "../wire/operations";
 import { type LegacyPolicyFields, legacyPolicyRules } from "./legacy";
 import { evaluate } from "./policy";
 import { LEGACY_SCOPES, SCOPES, type Scope } from "./scopes";

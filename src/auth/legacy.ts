@@ -15,7 +15,7 @@
  * Names the legacy scope list or the operation list does not know (startup validation rejects
  * them) are dropped, so they grant nothing.
  */
-import { isSigningOperation } from "../signing/operations";
+import { isSigningOperation } from "../wire/operations";
 import { LEGACY_SCOPES, type Scope } from "./scopes";
 import type { Rule } from "./types";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { SIGNING_OPERATIONS, type SigningOperation } from "../signing/operations";
+import { SIGNING_OPERATIONS, type SigningOperation } from "../wire/operations";
 import { evaluate, filterAllowedKeys, routeAllowed } from "./policy";
 import { SCOPES, type Scope } from "./scopes";
 import type { AccessRequest, Policy, Rule } from "./types";

@@ -1,4 +1,4 @@
-import type { SigningOperation } from "../signing/operations";
+import type { SigningOperation } from "../wire/operations";
 import type { Scope } from "./scopes";
 
 /** One rule of a policy. A dimension it names (scopes, keys, operations) restricts it. */

@@ -3,7 +3,7 @@ import { isScope, LEGACY_SCOPES } from "../auth/scopes";
 import { allowlistEntryProblem } from "../net/host";
 import { parseLogFilter } from "../observability/log";
 import { parseWrapSpec } from "../seal/wrap/index";
-import { isSigningOperation } from "../signing/operations";
+import { isSigningOperation } from "../wire/operations";
 import { isPubkeyHex } from "../wire/pubkey";
 import { type ConfigProblem, problem } from "./problems";
 import type { Config, LegacyPolicyConfig } from "./schema";

@@ -1,5 +1,5 @@
 import type { Logger } from "../observability/log";
-import type { SigningOperation } from "./operations";
+import type { SigningOperation } from "../wire/operations";
 
 /** Where canary signings are counted; the metrics module provides the Prometheus counter. */
 export interface CanaryCounter {

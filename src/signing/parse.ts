@@ -6,6 +6,7 @@
 import { ContainerType } from "@chainsafe/ssz";
 import type { SlashableMessage } from "../antislashing/guard";
 import { SigilError } from "../errors";
+import type { SigningOperation } from "../wire/operations";
 import {
   builderDomain,
   computeSigningRoot,
@@ -15,7 +16,6 @@ import {
 } from "./domain";
 import { decodeJson, invalidRequest, kindOf } from "./json";
 import type { NetworkConstants } from "./network";
-import type { SigningOperation } from "./operations";
 import type { SigningRequest } from "./request";
 import {
   AggregateAndProof,

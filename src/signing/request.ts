@@ -1,5 +1,5 @@
 import type { GuardedMessage } from "../antislashing/guard";
-import type { SigningOperation } from "./operations";
+import type { SigningOperation } from "../wire/operations";
 
 /**
  * A validated sign request: the operation, its computed signing root (32 bytes, always computed

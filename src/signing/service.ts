@@ -6,11 +6,11 @@ import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
 import { NOOP_TRACER, type Tracer } from "../observability/tracing";
 import type { JsonValue } from "../wire/json";
+import type { SigningOperation } from "../wire/operations";
 import { isPubkeyHex } from "../wire/pubkey";
 import type { CanaryMonitor } from "./canary";
 import type { JobLimiter } from "./limiter";
 import type { NetworkConstants } from "./network";
-import type { SigningOperation } from "./operations";
 import { parseSigningRequest } from "./parse";
 import type { SigningRequest } from "./request";
 

@@ -10,7 +10,7 @@
  */
 import { isScope, type Scope } from "../auth/scopes";
 import type { Policy, Rule } from "../auth/types";
-import { isSigningOperation, type SigningOperation } from "../signing/operations";
+import { isSigningOperation, type SigningOperation } from "../wire/operations";
 import type { SealSlot, TokenKind, TokenRecord } from "./store";
 
 /** createToken: a token with that accessor or hash already exists (nothing was written). */
