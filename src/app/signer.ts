@@ -38,6 +38,8 @@ import { openSlashingStore, schedulePruning, slashingHealth } from "./slashing";
 
 export interface RunningSigner {
   readonly http: RunningHttpServer;
+  /** Every route the signing listener serves, as declared (for inspection; tests walk it). */
+  readonly routes: readonly Route[];
   /** Base URL of the metrics listener (GET /metrics). */
   readonly metricsUrl: string;
   /** Graceful stop: no new requests, in-flight ones finish within the grace period, resources close. */
@@ -277,6 +279,7 @@ async function startWithStore(
 
   return {
     http,
+    routes,
     metricsUrl: metrics.url,
     async stop() {
       const graceMs = config.server.graceful_shutdown_timeout_seconds * 1000;

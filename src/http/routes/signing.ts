@@ -38,6 +38,7 @@ export function signingRoutes(service: SigningService, tracer: Tracer = NOOP_TRA
       access: { kind: "per_key", scope: "sign" },
       servedWhileSealed: false,
       direct: true,
+      bodyParsedBy: "signing/parse.ts",
       params: { identifier: "public key" },
       handle: ({ body, params, headers, meta }, caller) => {
         const trace = {
