@@ -6,6 +6,7 @@
 import { ContainerType } from "@chainsafe/ssz";
 import type { SlashableMessage } from "../antislashing/guard";
 import { SigilError } from "../errors";
+import { toHex } from "../wire/hex";
 import type { SigningOperation } from "../wire/operations";
 import {
   builderDomain,
@@ -327,8 +328,6 @@ function suppliedRoots(body: Json): { key: string; root: Uint8Array }[] {
   }
   return roots;
 }
-
-const toHex = (bytes: Uint8Array): string => `0x${Buffer.from(bytes).toString("hex")}`;
 
 export function parseSigningRequest(body: unknown, network: NetworkConstants): SigningRequest {
   if (!isJsonObject(body)) throw invalidRequest("request body: expected a JSON object");
