@@ -8,13 +8,13 @@ import {
   staticAuthenticator,
 } from "../auth/authenticator";
 import { legacyPolicyRules } from "../auth/legacy";
+import { toPolicy } from "../auth/schema";
 import type { Policy } from "../auth/types";
 import type { Config } from "../config/schema";
 import { resolveSecret } from "../config/validate";
 import type { Logger } from "../observability/log";
 import type { SealService } from "../seal/service";
 import { openSignerStateBackend, type SignerStateSettings } from "../state/registry";
-import { normalizePubkey } from "../wire/pubkey";
 import { wireSeal } from "./seal";
 
 export interface AuthWiring {
@@ -57,13 +57,7 @@ function secret(value: string, env: Env): string {
 
 function staticMode(auth: NonNullable<Config["static_auth"]>, env: Env): Authenticator {
   const policies = new Map<string, Policy>(
-    auth.policies.map((p) => [
-      p.name,
-      {
-        name: p.name,
-        rules: p.rules.map((r) => ({ ...r, keys: r.keys?.map(normalizePubkey) })),
-      } as Policy,
-    ]),
+    auth.policies.map((p) => [p.name, toPolicy(p.name, p.rules)]),
   );
   const byName = (names: readonly string[]) => names.flatMap((n) => policies.get(n) ?? []);
   const tokens: StaticToken[] = (auth.tokens ?? []).map((t, i) => ({

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { errorOf } from "../../test/support/errors";
 import { openSqliteState } from "../state/sqlite";
 import type { SignerStateStore } from "../state/store";
-import { AuthAdminService, parsePolicy } from "./admin";
+import { checkShape, describeProblem } from "../wire/check";
+import { AuthAdminService } from "./admin";
+import { PolicyRequest, TokenRequest } from "./schema";
 
 const MEGABYTE = "x".repeat(1 << 20);
 let store: SignerStateStore;
@@ -18,17 +20,15 @@ afterAll(() => store.close());
 /** A refusal names the client's value in part: a megabyte-long value is not sent back whole. */
 describe("refusals quote a client's long value in part", () => {
   test("an unknown scope, operation or key in a rule", () => {
-    for (const rule of [
-      { effect: "allow", scopes: [MEGABYTE] },
-      { effect: "allow", operations: [MEGABYTE] },
-      { effect: "allow", keys: [MEGABYTE] },
-    ]) {
-      let message = "";
-      try {
-        parsePolicy({ name: "p", rules: [rule] });
-      } catch (error) {
-        message = (error as Error).message;
-      }
+    for (const [rule, where] of [
+      [{ effect: "allow", scopes: [MEGABYTE] }, "rules[0].scopes[0]"],
+      [{ effect: "allow", operations: [MEGABYTE] }, "rules[0].operations[0]"],
+      [{ effect: "allow", keys: [MEGABYTE] }, "rules[0].keys[0]"],
+    ] as const) {
+      const checked = checkShape(PolicyRequest, { name: "p", rules: [rule] });
+      if (checked.ok) throw new Error("a megabyte-long name was accepted");
+      expect(checked.where).toBe(where);
+      const message = describeProblem(checked);
       expect(message).toContain('"xxxxxxxx');
       expect(message.length).toBeLessThan(200);
     }
@@ -38,11 +38,21 @@ describe("refusals quote a client's long value in part", () => {
     const unknown = await errorOf(admin.createToken({ policies: [MEGABYTE], ttl_seconds: 60 }));
     expect(unknown.code).toBe("invalid_request");
     expect(unknown.message.length).toBeLessThan(200);
-    const cidr = await errorOf(
-      admin.createToken({ policies: ["vc"], ttl_seconds: 60, token_bound_cidrs: [MEGABYTE] }),
-    );
-    expect(cidr.message).toStartWith('invalid CIDR "xxx');
-    expect(cidr.message.length).toBeLessThan(200);
+    const cidr = checkShape(TokenRequest, {
+      policies: ["vc"],
+      ttl_seconds: 60,
+      token_bound_cidrs: [MEGABYTE],
+    });
+    if (cidr.ok) throw new Error("a megabyte-long CIDR was accepted");
+    expect(cidr.where).toBe("token_bound_cidrs[0]");
+    expect(cidr.problem).toStartWith('invalid CIDR "xxx');
+    expect(cidr.problem.length).toBeLessThan(200);
+  });
+
+  test("an update naming a policy no policy can have is refused as a bad name", async () => {
+    const refused = await errorOf(admin.updatePolicy("no spaces allowed", { rules: [] }));
+    expect(refused.code).toBe("invalid_request");
+    expect(refused.message).toStartWith("name: must be 1-64 characters");
   });
 
   test("an unknown policy name or token accessor from the path", async () => {

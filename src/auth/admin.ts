@@ -1,17 +1,15 @@
 import { SigilError } from "../errors";
-import { isSigningOperation, type SigningOperation } from "../wire/operations";
-import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
-import { parseCidr } from "./cidr";
-import { isScope, type Scope } from "./scopes";
+import { checkShape, quoted } from "../wire/check";
+import {
+  type PolicyCommand,
+  PolicyName,
+  type PolicyUpdateCommand,
+  type TokenCommand,
+  toPolicy,
+} from "./schema";
 import type { AuthStore, TokenRecord } from "./store";
 import { newToken } from "./tokens";
-import type { Policy, Rule } from "./types";
-
-/** DESIGN §7: ttl_seconds is required, from 1 s to one year. */
-export const MAX_TTL_SECONDS = 365 * 24 * 3600;
-/** Every request reads a token's policies: keep that bounded. */
-export const MAX_POLICIES_PER_TOKEN = 64;
-const POLICY_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+import type { Policy } from "./types";
 
 export interface TokenView {
   accessor: string;
@@ -29,8 +27,9 @@ export class AuthAdminService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async createPolicy(body: unknown): Promise<Policy> {
-    const policy = parsePolicy(body);
+  /** A policy as POST /policies receives it (checked against PolicyRequest). */
+  async createPolicy(command: PolicyCommand): Promise<Policy> {
+    const policy = toPolicy(command.name, command.rules);
     if (!(await this.store.createPolicy(policy))) {
       throw new SigilError("policy_exists", `policy "${policy.name}" already exists`);
     }
@@ -47,9 +46,11 @@ export class AuthAdminService {
     return policy;
   }
 
-  async updatePolicy(name: string, body: unknown): Promise<Policy> {
-    const rules = isObject(body) ? body.rules : undefined;
-    const policy = parsePolicy({ name, rules });
+  /** New rules for the policy the path names (the body checked against PolicyUpdateRequest). */
+  async updatePolicy(name: string, command: PolicyUpdateCommand): Promise<Policy> {
+    const checked = checkShape(PolicyName, name);
+    if (!checked.ok) throw invalid(`name: ${checked.problem}`);
+    const policy = toPolicy(name, command.rules);
     if (!(await this.store.updatePolicy(policy))) throw policyNotFound(name);
     return policy;
   }
@@ -58,29 +59,14 @@ export class AuthAdminService {
     if (!(await this.store.deletePolicy(name))) throw policyNotFound(name);
   }
 
-  async createToken(body: unknown): Promise<TokenView & { token: string }> {
-    if (!isObject(body)) throw invalid("request body must be a JSON object");
-    const { policies, ttl_seconds, token_bound_cidrs } = body;
-    if (!isStringArray(policies) || policies.length === 0)
-      throw invalid("policies must be a non-empty list of policy names");
-    if (new Set(policies).size !== policies.length || policies.length > MAX_POLICIES_PER_TOKEN) {
-      throw invalid(`policies must name distinct policies, at most ${MAX_POLICIES_PER_TOKEN}`);
-    }
+  /** A client token as POST /tokens asks for it (checked against TokenRequest). */
+  async createToken(command: TokenCommand): Promise<TokenView & { token: string }> {
+    const { policies, ttl_seconds } = command;
     for (const name of policies) {
       if (!(await this.store.getPolicy(name)))
         throw invalid(`policy ${quoted(name)} does not exist`);
     }
-    if (
-      typeof ttl_seconds !== "number" ||
-      !Number.isInteger(ttl_seconds) ||
-      ttl_seconds < 1 ||
-      ttl_seconds > MAX_TTL_SECONDS
-    ) {
-      throw invalid(`ttl_seconds must be an integer from 1 to ${MAX_TTL_SECONDS}`);
-    }
-    const cidrs = token_bound_cidrs ?? [];
-    if (!isStringArray(cidrs)) throw invalid("token_bound_cidrs must be a list of CIDRs");
-    for (const cidr of cidrs) if (!parseCidr(cidr)) throw invalid(`invalid CIDR ${quoted(cidr)}`);
+    const cidrs = command.token_bound_cidrs ?? [];
     const created = this.now();
     const minted = newToken();
     const record: TokenRecord = {
@@ -128,61 +114,6 @@ export async function mintManagementToken(
   return { token: minted.token, accessor: minted.accessor };
 }
 
-/** Checks a policy as the Auth API receives it: the same rules as static_auth in the config file. */
-export function parsePolicy(body: unknown): Policy {
-  if (!isObject(body)) throw invalid("request body must be a JSON object");
-  const { name, rules } = body;
-  if (typeof name !== "string" || !POLICY_NAME.test(name)) {
-    throw invalid("name must be 1-64 characters: letters, digits, '.', '_' or '-'");
-  }
-  if (!Array.isArray(rules)) throw invalid("rules must be a list of rules");
-  return { name, rules: rules.map((rule, i) => parseRule(rule, `rules[${i}]`)) };
-}
-
-function parseRule(value: unknown, at: string): Rule {
-  if (!isObject(value)) throw invalid(`${at} must be an object`);
-  const known = new Set(["effect", "scopes", "keys", "operations"]);
-  for (const key of Object.keys(value))
-    if (!known.has(key)) throw invalid(`${at}.${key} is not a rule field`);
-  const { effect, scopes, keys, operations } = value;
-  if (effect !== "allow" && effect !== "deny")
-    throw invalid(`${at}.effect must be "allow" or "deny"`);
-  const rule: {
-    effect: "allow" | "deny";
-    scopes?: Scope[];
-    keys?: string[];
-    operations?: SigningOperation[];
-  } = { effect };
-  if (scopes !== undefined) rule.scopes = names(scopes, `${at}.scopes`, isScope, "scope");
-  if (operations !== undefined)
-    rule.operations = names(
-      operations,
-      `${at}.operations`,
-      isSigningOperation,
-      "signing operation",
-    );
-  if (keys !== undefined) {
-    rule.keys = names(keys, `${at}.keys`, isPubkeyHex, "public key (0x + 96 hex)").map(
-      normalizePubkey,
-    );
-  }
-  return rule;
-}
-
-function names<T extends string>(
-  value: unknown,
-  at: string,
-  valid: (s: string) => s is T,
-  kind: string,
-): T[];
-function names(value: unknown, at: string, valid: (s: string) => boolean, kind: string): string[];
-function names(value: unknown, at: string, valid: (s: string) => boolean, kind: string): string[] {
-  if (!isStringArray(value)) throw invalid(`${at} must be a list`);
-  for (const item of value)
-    if (!valid(item)) throw invalid(`${at}: unknown ${kind} ${quoted(item)}`);
-  return value;
-}
-
 function view(record: TokenRecord): TokenView {
   return {
     accessor: record.accessor,
@@ -194,21 +125,8 @@ function view(record: TokenRecord): TokenView {
   };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isStringArray(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((item) => typeof item === "string");
-}
-
 function invalid(message: string): SigilError {
   return new SigilError("invalid_request", message);
-}
-
-/** A client's string in a message, cut short: it may be a megabyte long. */
-function quoted(value: string): string {
-  return JSON.stringify(value.length > 64 ? `${value.slice(0, 61)}...` : value);
 }
 
 function policyNotFound(name: string): SigilError {

@@ -1,5 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { checkShape, joinPath } from "../wire/check";
 import { readEnvLayer } from "./env";
 import { readConfigFile } from "./file";
 import { type ExtraFlags, readFlagLayer } from "./flags";
@@ -9,6 +10,7 @@ import { validateConfig } from "./validate";
 import {
   enumValues,
   isOptional,
+  isPlainObject,
   kindOf,
   mergeLayer,
   type Path,
@@ -124,7 +126,18 @@ function structuralProblems(
 ): ConfigProblem[] {
   const found: ConfigProblem[] = [];
   const seen = new Set<string>();
+  // A wire shape (a policy rule, a CIDR) is checked whole and worded as the API and CLI word it.
+  const shapes = [...wireShapes(schema, value)];
+  for (const shape of shapes) {
+    const checked = checkShape(shape.schema, shape.value);
+    if (checked.ok) continue;
+    const where = joinPath(pathText(shape.path), checked.where);
+    found.push(problem(where, checked.problem + origin(shape.path, origins)));
+  }
+  const inShape = (path: Path) =>
+    shapes.some((shape) => shape.path.every((key, i) => path[i] === key));
   for (const path of unknownKeys(schema, value)) {
+    if (inShape(path)) continue;
     seen.add(path.join("."));
     found.push(
       problem(pathText(path), `unknown option${suggestion(schema, path)}${origin(path, origins)}`),
@@ -132,6 +145,7 @@ function structuralProblems(
   }
   for (const error of Value.Errors(schema, value)) {
     const path = error.path.split("/").slice(1);
+    if (inShape(path)) continue;
     const key = path.join(".");
     if (seen.has(key) || [...seen].some((s) => key.startsWith(`${s}.`))) continue;
     const node = schemaAt(schema, path);
@@ -144,6 +158,26 @@ function structuralProblems(
     found.push(problem(pathText(path), message + origin(path, origins)));
   }
   return found;
+}
+
+/** Every value under a node marked `wireShape`, with its path. */
+function* wireShapes(
+  schema: TSchema,
+  value: unknown,
+  path: Path = [],
+): Generator<{ path: Path; schema: TSchema; value: unknown }> {
+  if (schema.wireShape === true) {
+    yield { path, schema, value };
+    return;
+  }
+  const kind = kindOf(schema);
+  if (kind === "object" && isPlainObject(value)) {
+    for (const [key, child] of Object.entries(properties(schema)))
+      if (value[key] !== undefined) yield* wireShapes(child, value[key], [...path, key]);
+  } else if (kind === "array" && Array.isArray(value)) {
+    for (const [i, item] of value.entries())
+      yield* wireShapes(schema.items as TSchema, item, [...path, String(i)]);
+  }
 }
 
 function origin(path: Path, origins: Map<string, string>): string {

@@ -1,4 +1,12 @@
-import { type Static, type TLiteral, type TUnion, Type } from "@sinclair/typebox";
+import {
+  CloneType,
+  type Static,
+  type TLiteral,
+  type TSchema,
+  type TUnion,
+  Type,
+} from "@sinclair/typebox";
+import { CidrText, RuleSchema } from "../auth/schema";
 
 /**
  * The one source of truth for configuration: types, defaults, CLI flags, which values are
@@ -9,6 +17,7 @@ import { type Static, type TLiteral, type TUnion, Type } from "@sinclair/typebox
  * - `flag`: CLI flag name without dashes; `flagList`: "repeat" (one value per flag) or "comma".
  * - `secret`: "value" (redact the whole value) or "url" (redact the password in a URL).
  * - `expected`: wording for an error message where the type alone would read poorly.
+ * - `wireShape`: a wire shape the API also receives, checked and worded by wire/check.ts.
  */
 
 const strict = { additionalProperties: false } as const;
@@ -417,18 +426,15 @@ const LegacyPolicy = Type.Object(
   strict,
 );
 
-const Rule = Type.Object(
-  {
-    effect: oneOf(["allow", "deny"], { description: "allow or deny." }),
-    scopes: Type.Optional(scopeNames()),
-    keys: Type.Optional(StringList("Validator public keys.")),
-    operations: Type.Optional(operationNames()),
-  },
-  strict,
-);
+/**
+ * A wire shape inside the config (a policy rule, a CIDR): checked whole by wire/check.ts, so a
+ * problem in it reads as the Auth API and the CLI word it (load.ts).
+ */
+const wireShape = <T extends TSchema>(schema: T): T => CloneType(schema, { wireShape: true });
 
+/** The Auth API's policy, with its rules; the name stays looser than the API's (any non-empty string). */
 export const PolicySchema = Type.Object(
-  { name: Type.String({ minLength: 1 }), rules: Type.Array(Rule) },
+  { name: Type.String({ minLength: 1 }), rules: Type.Array(wireShape(RuleSchema)) },
   strict,
 );
 
@@ -442,7 +448,9 @@ const StaticAuth = Type.Object(
           {
             secret: Type.String({ description: "Token or env:VAR.", secret: "value" }),
             policies: Type.Array(Type.String(), { minItems: 1 }),
-            token_bound_cidrs: Type.Optional(StringList("Source CIDRs.")),
+            token_bound_cidrs: Type.Optional(
+              Type.Array(wireShape(CidrText), { description: "Source CIDRs." }),
+            ),
           },
           strict,
         ),

@@ -8,9 +8,9 @@
  * (hand-edited, or written by a newer sigil with scopes this one does not know) is an error, never
  * a silently narrowed or widened policy.
  */
-import { isScope, type Scope } from "../auth/scopes";
+import { RulesSchema, toRule } from "../auth/schema";
 import type { Policy, Rule } from "../auth/types";
-import { isSigningOperation, type SigningOperation } from "../wire/operations";
+import { checkShape, describeProblem, joinPath } from "../wire/check";
 import type { SealSlot, TokenKind, TokenRecord } from "./store";
 
 /** createToken: a token with that accessor or hash already exists (nothing was written). */
@@ -47,44 +47,14 @@ export function isTokenKind(value: unknown): value is TokenKind {
 
 // ─── policies ──────────────────────────────────────────────────────────────────────────────────
 
-function checkRule(value: unknown, where: string, fail: (message: string) => Error): Rule {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw fail(`${where} is not an object`);
+/** The rules of a policy, checked by the one rule schema; the problem as "where: what". */
+function checkRules(rules: unknown): { ok: true; rules: Rule[] } | { ok: false; problem: string } {
+  const checked = checkShape(RulesSchema, rules);
+  if (!checked.ok) {
+    const where = joinPath("rules", checked.where);
+    return { ok: false, problem: describeProblem({ where, problem: checked.problem }) };
   }
-  const raw = value as Record<string, unknown>;
-  if (raw.effect !== "allow" && raw.effect !== "deny") {
-    throw fail(`${where}.effect must be "allow" or "deny"`);
-  }
-  const rule: {
-    effect: "allow" | "deny";
-    scopes?: Scope[];
-    keys?: string[];
-    operations?: SigningOperation[];
-  } = {
-    effect: raw.effect,
-  };
-  if (raw.scopes !== undefined) {
-    if (!isStringArray(raw.scopes) || !raw.scopes.every(isScope)) {
-      throw fail(`${where}.scopes must be an array of known scopes`);
-    }
-    rule.scopes = [...raw.scopes];
-  }
-  if (raw.keys !== undefined) {
-    if (!isStringArray(raw.keys)) throw fail(`${where}.keys must be an array of strings`);
-    rule.keys = [...raw.keys];
-  }
-  if (raw.operations !== undefined) {
-    if (!isStringArray(raw.operations) || !raw.operations.every(isSigningOperation)) {
-      throw fail(`${where}.operations must be an array of known signing operations`);
-    }
-    rule.operations = [...raw.operations];
-  }
-  return rule;
-}
-
-function checkRules(value: unknown, what: string, fail: (message: string) => Error): Rule[] {
-  if (!Array.isArray(value)) throw fail(`${what}: rules must be an array`);
-  return value.map((rule, i) => checkRule(rule, `${what}: rules[${i}]`, fail));
+  return { ok: true, rules: checked.value.map(toRule) };
 }
 
 /** Checks a policy to be written; returns its name and its rules as JSON. */
@@ -92,8 +62,9 @@ export function encodePolicy(policy: Policy): { name: string; rules: string } {
   if (typeof policy?.name !== "string" || policy.name === "") {
     throw new TypeError("signer_state: a policy needs a non-empty name");
   }
-  const rules = checkRules(policy.rules, `policy "${policy.name}"`, (m) => new TypeError(m));
-  return { name: policy.name, rules: JSON.stringify(rules) };
+  const checked = checkRules(policy.rules);
+  if (!checked.ok) throw new TypeError(`signer_state: policy "${policy.name}": ${checked.problem}`);
+  return { name: policy.name, rules: JSON.stringify(checked.rules) };
 }
 
 /** Decodes a stored policy (rules as JSON text, or already parsed). */
@@ -106,8 +77,10 @@ export function decodePolicy(name: string, rules: unknown): Policy {
       throw new StateDataError(`signer_state: policy "${name}" has rules that are not JSON`);
     }
   }
-  const fail = (message: string) => new StateDataError(`signer_state: stored ${message}`);
-  return { name, rules: checkRules(parsed, `policy "${name}"`, fail) };
+  const checked = checkRules(parsed);
+  if (!checked.ok)
+    throw new StateDataError(`signer_state: stored policy "${name}": ${checked.problem}`);
+  return { name, rules: checked.rules };
 }
 
 /** Policy names sort by code point (= UTF-8 byte order, what sqlite, `COLLATE "C"` and DynamoDB use). */

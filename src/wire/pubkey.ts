@@ -1,8 +1,12 @@
-/** A BLS12-381 public key as the API and config write it: 0x + 48 bytes of hex. */
-const PUBKEY_PATTERN = /^0x[0-9a-fA-F]{96}$/;
+/**
+ * A BLS12-381 public key as the API and config write it: 0x + 48 bytes of hex, either case (the
+ * pattern of the wire shapes that carry keys).
+ */
+export const PUBKEY_PATTERN = "^0x[0-9a-fA-F]{96}$";
+const PUBKEY = new RegExp(PUBKEY_PATTERN);
 
 export function isPubkeyHex(value: string): boolean {
-  return PUBKEY_PATTERN.test(value);
+  return PUBKEY.test(value);
 }
 
 /** Pubkeys are compared and stored lower-case; clients may send either case. */

@@ -394,10 +394,16 @@ describe("operator auth policy", () => {
   test("bad --rules are refused before any request (exit 2)", async () => {
     const cases: [string, string][] = [
       ["{", "--rules: not valid JSON"],
-      ['{"effect":"allow"}', "--rules: must be a JSON array of rules"],
-      ['[{"effect":"permit"}]', 'rule 1: effect must be "allow" or "deny"'],
-      ['[{"effect":"allow","scope":["sign"]}]', 'rule 1: unknown field "scope"'],
-      ['[{"effect":"allow"},{"effect":"deny","keys":"0xab"}]', "rule 2: keys must be an array"],
+      ['{"effect":"allow"}', "--rules: must be a list of rules"],
+      ['[{"effect":"permit"}]', '--rules: [0].effect: must be "allow" or "deny"'],
+      [
+        '[{"effect":"allow","scope":["sign"]}]',
+        "--rules: [0].scope: unknown field (fields: effect, scopes, keys, operations)",
+      ],
+      [
+        '[{"effect":"allow"},{"effect":"deny","keys":"0xab"}]',
+        "--rules: [1].keys: must be a list of public keys",
+      ],
       [`@${dir.path}/missing.json`, "--rules: cannot read"],
     ];
     for (const [rules, message] of cases) {
@@ -938,9 +944,12 @@ describe("pure parts", () => {
     expect(checkSignerUrl("http://signer.example", true).ok).toBe(true);
   });
 
-  test("parseRules accepts the Rule shape and leaves names to the server", () => {
-    expect(parseRules(JSON.stringify(RULES))).toEqual({ ok: true, rules: RULES });
-    expect(parseRules('[{"effect":"deny","scopes":["not-a-scope"]}]').ok).toBe(true);
+  test("parseRules checks rules with the server's rule schema, names included", () => {
+    expect(parseRules(JSON.stringify(RULES)) as unknown).toEqual({ ok: true, rules: RULES });
+    expect(parseRules('[{"effect":"deny","scopes":["not-a-scope"]}]')).toEqual({
+      ok: false,
+      reason: '[0].scopes[0]: unknown scope "not-a-scope"',
+    });
     expect(parseRules("[]")).toEqual({ ok: true, rules: [] });
     expect(parseRules("[null]").ok).toBe(false);
   });

@@ -225,7 +225,10 @@ export function signerStateConformanceSuite(
         const store = await fresh();
         const results = await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
-            store.createPolicy({ name: "race", rules: [{ effect: "allow", keys: [String(i)] }] }),
+            store.createPolicy({
+              name: "race",
+              rules: [{ effect: "allow", keys: [`0x${String(i).padStart(96, "0")}`] }],
+            }),
           ),
         );
         expect(results.filter(Boolean)).toHaveLength(1);

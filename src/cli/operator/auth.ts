@@ -1,4 +1,6 @@
 import { defineCommand } from "citty";
+import { type RuleInput, RulesSchema } from "../../auth/schema";
+import { checkShape, describeProblem } from "../../wire/check";
 import { EXIT_USAGE, fail } from "../exit";
 import { call, clientFromFlags, connectionArgs, jsonArgs, tokenArgs } from "./client";
 import {
@@ -39,15 +41,15 @@ const rulesArgs = {
   },
 } as const;
 
-const RULE_FIELDS = new Set(["effect", "scopes", "keys", "operations"]);
-
 /**
- * `--rules`: a JSON array of Rule ({effect, scopes?, keys?, operations?}). Only the shape is
- * checked here; scope, key and operation names are the server's to judge (400 invalid_request).
+ * `--rules`: a JSON array of rules, checked by the schema the server checks it with (and the
+ * config's static_auth): a bad rule is refused before any request, worded as the server words it
+ * (`[0].effect: must be "allow" or "deny"`). Whether a policy of that name exists stays the
+ * server's to judge.
  */
 export function parseRules(
   raw: string,
-): { ok: true; rules: unknown[] } | { ok: false; reason: string } {
+): { ok: true; rules: RuleInput[] } | { ok: false; reason: string } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -57,33 +59,13 @@ export function parseRules(
       reason: `not valid JSON (${error instanceof Error ? error.message : error})`,
     };
   }
-  if (!Array.isArray(parsed)) return { ok: false, reason: "must be a JSON array of rules" };
-  for (const [i, rule] of parsed.entries()) {
-    const where = `rule ${i + 1}`;
-    if (typeof rule !== "object" || rule === null || Array.isArray(rule))
-      return { ok: false, reason: `${where} is not an object` };
-    const record = rule as Record<string, unknown>;
-    const unknown = Object.keys(record).find((key) => !RULE_FIELDS.has(key));
-    if (unknown !== undefined)
-      return {
-        ok: false,
-        reason: `${where}: unknown field "${unknown}" (fields: effect, scopes, keys, operations)`,
-      };
-    if (record.effect !== "allow" && record.effect !== "deny")
-      return { ok: false, reason: `${where}: effect must be "allow" or "deny"` };
-    for (const field of ["scopes", "keys", "operations"]) {
-      const value = record[field];
-      if (
-        value !== undefined &&
-        !(Array.isArray(value) && value.every((v) => typeof v === "string"))
-      )
-        return { ok: false, reason: `${where}: ${field} must be an array of strings` };
-    }
-  }
-  return { ok: true, rules: parsed };
+  const checked = checkShape(RulesSchema, parsed);
+  return checked.ok
+    ? { ok: true, rules: checked.value }
+    : { ok: false, reason: describeProblem(checked) };
 }
 
-function rulesFlag(values: FlagValues): unknown[] {
+function rulesFlag(values: FlagValues): RuleInput[] {
   const raw = requiredFlag(values, "rules", "a JSON array of rules, or @file.json");
   const parsed = parseRules(inlineOrFile("rules", raw));
   if (!parsed.ok) fail(`--rules: ${parsed.reason}`, EXIT_USAGE);

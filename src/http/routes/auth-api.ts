@@ -1,4 +1,5 @@
 import type { AuthAdminService } from "../../auth/admin";
+import { PolicyRequest, PolicyUpdateRequest, TokenRequest } from "../../auth/schema";
 import { route } from "../route";
 
 const POLICIES = "/api/v1/signer/auth/policies";
@@ -13,6 +14,7 @@ export function authApiRoutes(admin: AuthAdminService) {
       method: "POST",
       path: POLICIES,
       ...manager,
+      body: PolicyRequest,
       handle: async ({ body }) => Response.json(await admin.createPolicy(body), { status: 201 }),
     }),
     route({
@@ -33,6 +35,7 @@ export function authApiRoutes(admin: AuthAdminService) {
       path: `${POLICIES}/:name`,
       ...manager,
       params: { name: "policy name" },
+      body: PolicyUpdateRequest,
       handle: ({ params, body }) => admin.updatePolicy(params.name ?? "", body),
     }),
     route({
@@ -49,6 +52,7 @@ export function authApiRoutes(admin: AuthAdminService) {
       method: "POST",
       path: TOKENS,
       ...manager,
+      body: TokenRequest,
       handle: async ({ body }) => Response.json(await admin.createToken(body), { status: 201 }),
     }),
     route({
