@@ -40,12 +40,13 @@ export function checkShareBelongs(
   );
 }
 
-export function parseShare(value: unknown): Uint8Array {
-  if (typeof value !== "string" || !/^[A-Za-z0-9+/]+={0,2}$/.test(value))
-    throw invalid("share must be the base64 of the unwrapped share");
-  const bytes = new Uint8Array(Buffer.from(value, "base64"));
-  if (bytes.length !== MASTER_KEY_BYTES + 1)
-    throw invalid(`share must be ${MASTER_KEY_BYTES + 1} bytes once base64-decoded`);
+/** A share as the body carries it (base64, checked by ShareRequest), decoded and sized. */
+export function decodeShare(base64: string): Uint8Array {
+  const bytes = new Uint8Array(Buffer.from(base64, "base64"));
+  if (bytes.length !== MASTER_KEY_BYTES + 1) {
+    bytes.fill(0);
+    throw invalid(`share: must be ${MASTER_KEY_BYTES + 1} bytes once base64-decoded`);
+  }
   return bytes;
 }
 

@@ -3,6 +3,7 @@
  * shares, and the check value of the master key. Never the master key, never a clear share, never
  * a token: registration tokens and operator credentials are kept as SHA-256 hashes.
  */
+import { isJsonObject } from "../wire/json";
 
 export const SEAL_RECORD_FORMAT = 1;
 
@@ -54,7 +55,7 @@ export function decodeSealRecord(body: string): SealRecord {
   const fail = (what: string): never => {
     throw new SealRecordError(`the seal record in signer_state is damaged: ${what}`);
   };
-  if (!isObject(value)) return fail("not an object");
+  if (!isJsonObject(value)) return fail("not an object");
   if (value.format !== SEAL_RECORD_FORMAT) return fail(`unknown format ${String(value.format)}`);
   const { sealId, threshold, checkValue, initializedAt, splitAt, operators } = value;
   if (typeof sealId !== "string" || !/^[0-9a-f]{32}$/.test(sealId)) return fail("sealId");
@@ -85,7 +86,7 @@ export function decodeSealRecord(body: string): SealRecord {
 const HEX64 = /^[0-9a-f]{64}$/;
 
 function decodeOperator(value: unknown): OperatorRecord | undefined {
-  if (!isObject(value)) return undefined;
+  if (!isJsonObject(value)) return undefined;
   const { id, wrap, wrappedShare, shareDigest, registrationHash, credentialHash, registeredAt } =
     value;
   if (typeof id !== "string" || !/^operator-\d{1,3}$/.test(id)) return undefined;
@@ -107,8 +108,4 @@ function decodeOperator(value: unknown): OperatorRecord | undefined {
 
 function isTime(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -5,8 +5,8 @@ import { hashToken, newToken, OPERATOR_CREDENTIAL_PREFIX } from "../auth/tokens"
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
 import type { SignerStateStore } from "../state/store";
-import { alreadyInitialized, badSetupToken, invalid, notInitialized } from "./errors";
-import { checkShareBelongs, operatorByCredential, parseShare, replaceOperator } from "./operators";
+import { alreadyInitialized, badSetupToken, notInitialized } from "./errors";
+import { checkShareBelongs, decodeShare, operatorByCredential, replaceOperator } from "./operators";
 import {
   addShare,
   expiresAt,
@@ -20,6 +20,7 @@ import {
   wipeProgress,
 } from "./quorum";
 import { decodeSealRecord, encodeSealRecord, type OperatorRecord, type SealRecord } from "./record";
+import type { InitCommand, RegisterCommand, RotationCommand, ShareCommand } from "./requests";
 import { combineShares, matchesCheckValue, newMasterKey, wipe } from "./shares";
 import { parsePlan, type RegistrationView, splitAndWrap } from "./split";
 
@@ -157,18 +158,15 @@ export class SealService {
   }
 
   /** The init ceremony: a master key, split and wrapped, one registration token per share. */
-  async init(body: unknown): Promise<{
+  async init(command: InitCommand): Promise<{
     seal_id: string;
     threshold: number;
     operators: RegistrationView[];
   }> {
-    const fields = asObject(body);
-    const setupToken = fields.setup_token;
-    if (typeof setupToken !== "string" || setupToken === "")
-      throw invalid("setup_token is required (it is logged once at the first start-up)");
+    const setupToken = command.setup_token;
     const plan = parsePlan(
-      fields.share_wrap ?? this.options.defaults.shareWrap?.map((arn) => `awskms:${arn}`),
-      fields.threshold ?? this.options.defaults.threshold,
+      command.share_wrap ?? this.options.defaults.shareWrap?.map((arn) => `awskms:${arn}`),
+      command.threshold ?? this.options.defaults.threshold,
       "key_sources.cloud_kv.kms_key_arns",
     );
     if (await this.options.store.getSeal()) throw alreadyInitialized();
@@ -199,14 +197,12 @@ export class SealService {
   }
 
   /** Trades a one-use registration token for the operator's credential. */
-  async register(body: unknown): Promise<{
+  async register(command: RegisterCommand): Promise<{
     operator: string;
     share_wrap: string;
     credential: string;
   }> {
-    const token = asObject(body).registration_token;
-    if (typeof token !== "string" || token === "") throw invalid("registration_token is required");
-    const hash = hashToken(token);
+    const hash = hashToken(command.registration_token);
     return this.updateRecord((record) => {
       const operator = record.operators.find((op) => op.registrationHash === hash);
       if (!operator)
@@ -247,9 +243,9 @@ export class SealService {
   async submit(
     operation: QuorumOperation,
     credential: string,
-    body: unknown,
+    command: ShareCommand,
   ): Promise<Record<string, unknown>> {
-    const share = parseShare(asObject(body).share);
+    const share = decodeShare(command.share);
     const record = await this.requireRecord();
     const operator = operatorByCredential(record, credential);
     this.requirePhase(operation);
@@ -307,11 +303,9 @@ export class SealService {
   }
 
   /** Starts a quorum rotation (management token, unsealed); operators then submit shares. */
-  async startRotation(body: unknown): Promise<ProgressView> {
+  async startRotation(command: RotationCommand): Promise<ProgressView> {
     this.requirePhase("rotate-quorum");
-    const fields = asObject(body);
-    if (fields.share_wrap === undefined) throw invalid("share_wrap is required");
-    const plan = parsePlan(fields.share_wrap, fields.threshold, undefined);
+    const plan = parsePlan(command.share_wrap, command.threshold);
     const record = await this.requireRecord();
     this.dropExpired();
     const running = this.progress.get("rotate-quorum");
@@ -512,10 +506,4 @@ export class SealService {
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function asObject(body: unknown): Record<string, unknown> {
-  if (typeof body !== "object" || body === null || Array.isArray(body))
-    throw invalid("request body must be a JSON object");
-  return body as Record<string, unknown>;
 }

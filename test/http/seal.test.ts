@@ -82,6 +82,9 @@ describe("seal lifecycle refusals (2-of-3, age)", () => {
       [{ setup_token: setup, share_wrap: [wraps[0], wraps[0]], threshold: 1 }, 400, /share_wrap/],
       [{ setup_token: setup, share_wrap: ["gpg:abc"], threshold: 1 }, 400, /share_wrap/],
       [{ setup_token: setup, threshold: 1 }, 400, /share_wrap is required/],
+      [{ share_wrap: wraps, threshold: 1 }, 400, /^setup_token: is required \(the setup token/],
+      [{ setup_token: setup, share_wrap: wraps, threshold: "2" }, 400, /^threshold: must be/],
+      ["init", 400, /^request body must be a JSON object$/],
     ];
     for (const [body, code, message] of cases) {
       const answer = await sys(url, "POST", "init", body);
@@ -125,6 +128,11 @@ describe("seal lifecycle refusals (2-of-3, age)", () => {
 
     const malformed = await sys(url, "POST", "unseal", { share: "not base64!" }, op(0).credential);
     expect(malformed.status).toBe(400);
+    expect(malformed.body.message).toBe("share: must be the base64 of the unwrapped share");
+    const short = await sys(url, "POST", "unseal", { share: "AAAA" }, op(0).credential);
+    expect(short.body.message).toBe("share: must be 33 bytes once base64-decoded");
+    const missing = await sys(url, "POST", "unseal", {}, op(0).credential);
+    expect(missing.body.message).toStartWith("share: is required");
     const anonymous = await sys(url, "POST", "unseal", { share: randomShare() });
     expect(anonymous.status).toBe(401);
     const stranger = await sys(url, "POST", "unseal", { share: randomShare() }, "sgo_stranger");

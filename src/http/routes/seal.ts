@@ -1,3 +1,4 @@
+import { InitRequest, RegisterRequest, RotationRequest, ShareRequest } from "../../seal/requests";
 import type { SealService } from "../../seal/service";
 import { type Access, type Caller, route } from "../route";
 
@@ -25,12 +26,14 @@ export function sealRoutes(seal: SealService) {
       method: "POST",
       path: `${SYS}/init`,
       ...sys({ kind: "public" }),
+      body: InitRequest,
       handle: ({ body }) => seal.init(body),
     }),
     route({
       method: "POST",
       path: `${SYS}/register`,
       ...sys({ kind: "public" }),
+      body: RegisterRequest,
       handle: ({ body }) => seal.register(body),
     }),
     route({
@@ -43,12 +46,14 @@ export function sealRoutes(seal: SealService) {
       method: "POST",
       path: `${SYS}/unseal`,
       ...operator,
+      body: ShareRequest,
       handle: ({ body }, caller) => seal.submit("unseal", credential(caller), body),
     }),
     route({
       method: "POST",
       path: `${SYS}/generate-root`,
       ...operator,
+      body: ShareRequest,
       handle: ({ body }, caller) => seal.submit("generate-root", credential(caller), body),
     }),
     route({
@@ -64,6 +69,7 @@ export function sealRoutes(seal: SealService) {
       method: "POST",
       path: `${SYS}/rotate-quorum`,
       ...manager,
+      body: RotationRequest,
       handle: async ({ body }) =>
         Response.json({ progress: await seal.startRotation(body) }, { status: 202 }),
     }),
@@ -80,6 +86,7 @@ export function sealRoutes(seal: SealService) {
       method: "POST",
       path: `${SYS}/rotate-quorum/share`,
       ...operator,
+      body: ShareRequest,
       handle: ({ body }, caller) => seal.submit("rotate-quorum", credential(caller), body),
     }),
   ];
