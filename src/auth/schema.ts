@@ -1,6 +1,6 @@
 import { FormatRegistry, type Static, type TLiteral, type TUnion, Type } from "@sinclair/typebox";
 import { SIGNING_OPERATIONS } from "../wire/operations";
-import { normalizePubkey, PUBKEY_PATTERN } from "../wire/pubkey";
+import { normalizePubkey, PubkeyText } from "../wire/pubkey";
 import { parseCidr } from "./cidr";
 import { SCOPES } from "./scopes";
 import type { Policy, Rule } from "./types";
@@ -32,10 +32,6 @@ function names<const T extends readonly string[]>(values: T, problem: string) {
 
 export const ScopeName = names(SCOPES, "unknown scope {value}");
 export const OperationName = names(SIGNING_OPERATIONS, "unknown signing operation {value}");
-export const PubkeyText = Type.String({
-  pattern: PUBKEY_PATTERN,
-  problem: "invalid public key {value}: expected 0x followed by 96 hex characters",
-});
 
 /** One rule of a policy: an effect, and the dimensions it restricts; no other field. */
 export const RuleSchema = Type.Object(

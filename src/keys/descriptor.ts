@@ -23,6 +23,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
+import { isJsonObject } from "../wire/json";
 import { parseFlatYaml } from "./flat-yaml";
 
 /** Refused descriptor, password file or document; `reason` is safe to log. */
@@ -107,10 +108,6 @@ function parseYamlDocuments(text: string): unknown[] {
   return docs.map((doc) => doc.toJS({ maxAliasCount: 100 }) as unknown);
 }
 
-function isMapping(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function requiredString(doc: Record<string, unknown>, field: string, type: string): string {
   const value = doc[field];
   if (value === undefined || value === null || value === "") {
@@ -124,7 +121,7 @@ function requiredString(doc: Record<string, unknown>, field: string, type: strin
 
 /** Validates one parsed YAML document (all scalars are strings). */
 export function parseDescriptor(value: unknown, baseDir: string): KeyDescriptor {
-  if (!isMapping(value)) {
+  if (!isJsonObject(value)) {
     throw new DescriptorError(
       `descriptor must be a YAML mapping, got ${Array.isArray(value) ? "a sequence" : "a scalar"}`,
     );

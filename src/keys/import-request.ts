@@ -1,11 +1,81 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { SigilError } from "../errors";
-import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
+import { normalizePubkey, PubkeyText } from "../wire/pubkey";
 
-/** The body of a keystore import (Key Manager API and cloud_kv alike). */
-export interface ImportRequest {
-  keystores: string[];
-  passwords: string[];
-  slashing_protection?: string;
+/**
+ * The bodies of a keystore import and delete (Key Manager API and cloud_kv alike) and of a
+ * cloud_kv keygen, one schema each. The item limit is a config option, so each schema is built
+ * for its limit and names the option in its refusal; the service that owns the limit builds them
+ * and its routes declare them. What is per keystore (its JSON, its password) is judged per item,
+ * in the answer's `data`, never here.
+ */
+
+const REQUEST = { problem: "request body must be a JSON object" } as const;
+
+/** `limitName` is the config option that bounds the item count, named in the refusal. */
+export function importRequest(maxItems: number, limitName: string) {
+  const items = (what: string) =>
+    Type.Array(Type.String(), {
+      maxItems,
+      expected: `a list of ${what}, at most ${limitName} (${maxItems})`,
+    });
+  return Type.Object(
+    {
+      keystores: items("keystore JSON strings"),
+      passwords: items("password strings, one per keystore"),
+      slashing_protection: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], {
+          expected: "an EIP-3076 interchange as a JSON string",
+        }),
+      ),
+    },
+    REQUEST,
+  );
+}
+
+export function deleteRequest(maxItems: number, limitName: string) {
+  return Type.Object(
+    {
+      pubkeys: Type.Array(PubkeyText, {
+        maxItems,
+        expected: `a list of public keys, at most ${limitName} (${maxItems})`,
+      }),
+    },
+    REQUEST,
+  );
+}
+
+export function keygenRequest(maxItems: number, limitName: string) {
+  return Type.Object(
+    {
+      count: Type.Integer({
+        minimum: 1,
+        maximum: maxItems,
+        expected: `an integer from 1 to ${limitName} (${maxItems})`,
+      }),
+    },
+    REQUEST,
+  );
+}
+
+export type ImportCommand = Static<ReturnType<typeof importRequest>>;
+export type DeleteCommand = Static<ReturnType<typeof deleteRequest>>;
+export type KeygenCommand = Static<ReturnType<typeof keygenRequest>>;
+
+/** What a shape cannot say: one password per keystore. */
+export function checkPasswords(command: ImportCommand): void {
+  const { keystores, passwords } = command;
+  if (passwords.length !== keystores.length) {
+    throw new SigilError(
+      "invalid_request",
+      `passwords: must hold one password per keystore (${keystores.length}), not ${passwords.length}`,
+    );
+  }
+}
+
+/** The public keys of a delete, in lower case (clients may send either). */
+export function deletedPubkeys(command: DeleteCommand): string[] {
+  return command.pubkeys.map(normalizePubkey);
 }
 
 export type ImportStatus = "imported" | "duplicate" | "error";
@@ -13,58 +83,4 @@ export type DeleteStatus = "deleted" | "not_active" | "not_found" | "error";
 export interface ItemResult<S> {
   status: S;
   message?: string;
-}
-
-/** `limitName` is the config option that bounds the item count, named in the refusal. */
-export function parseImportRequest(
-  body: unknown,
-  maxItems: number,
-  limitName: string,
-): ImportRequest {
-  if (typeof body !== "object" || body === null)
-    throw invalid("request body must be a JSON object");
-  const { keystores, passwords, slashing_protection } = body as Record<string, unknown>;
-  if (!isStringArray(keystores))
-    throw invalid("keystores must be an array of keystore JSON strings");
-  if (!isStringArray(passwords)) throw invalid("passwords must be an array of strings");
-  if (keystores.length !== passwords.length) {
-    throw invalid(
-      `keystores (${keystores.length}) and passwords (${passwords.length}) must have the same length`,
-    );
-  }
-  checkCount(keystores.length, maxItems, limitName);
-  if (
-    slashing_protection !== undefined &&
-    slashing_protection !== null &&
-    typeof slashing_protection !== "string"
-  ) {
-    throw invalid("slashing_protection must be an EIP-3076 interchange as a JSON string");
-  }
-  return { keystores, passwords, slashing_protection: slashing_protection ?? undefined };
-}
-
-/** `{pubkeys: [...]}` → normalised pubkeys. */
-export function parseDeleteRequest(body: unknown, maxItems: number, limitName: string): string[] {
-  if (typeof body !== "object" || body === null)
-    throw invalid("request body must be a JSON object");
-  const { pubkeys } = body as Record<string, unknown>;
-  if (!isStringArray(pubkeys)) throw invalid("pubkeys must be an array of public keys");
-  checkCount(pubkeys.length, maxItems, limitName);
-  for (const [i, pubkey] of pubkeys.entries()) {
-    if (!isPubkeyHex(pubkey))
-      throw invalid(`pubkeys[${i}] must be 0x followed by 96 hex characters`);
-  }
-  return pubkeys.map(normalizePubkey);
-}
-
-function checkCount(count: number, maxItems: number, limitName: string): void {
-  if (count > maxItems) throw invalid(`${count} items is more than ${limitName} (${maxItems})`);
-}
-
-function isStringArray(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((item) => typeof item === "string");
-}
-
-function invalid(message: string): SigilError {
-  return new SigilError("invalid_request", message);
 }

@@ -3,15 +3,19 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { SlashingStore } from "../antislashing/store";
 import { type Principal, visibleKeys } from "../auth/authenticator";
-import type { Logger } from "../observability/log";
 import type { BlsBackend } from "../bls/backend";
+import type { Logger } from "../observability/log";
 import { readCacheKeystore } from "./filesystem";
 import {
+  checkPasswords,
+  type DeleteCommand,
   type DeleteStatus,
+  deletedPubkeys,
+  deleteRequest,
+  type ImportCommand,
   type ImportStatus,
   type ItemResult,
-  parseDeleteRequest,
-  parseImportRequest,
+  importRequest,
 } from "./import-request";
 import type { KeyStore } from "./key-store";
 import { KeyedLock } from "./keyed-lock";
@@ -43,13 +47,25 @@ const NOT_CACHED = {
   costlier_kdf: "its scrypt costs more than the cache's",
 } as const;
 
+const LIMIT = "key_manager_api.max_items_per_request";
+
 /** The Ethereum Key Manager API's keystore operations over the key store and slashing database. */
 export class KeyManagerService {
   // Imports and deletes of the same key never interleave.
   readonly #lock = new KeyedLock();
   readonly #decryption = createSemaphore(availableParallelism());
+  /** The bodies import and delete take, for this signer's item limit (the routes declare them). */
+  readonly requests: {
+    readonly import: ReturnType<typeof importRequest>;
+    readonly delete: ReturnType<typeof deleteRequest>;
+  };
 
-  constructor(private readonly deps: KeyManagerDeps) {}
+  constructor(private readonly deps: KeyManagerDeps) {
+    this.requests = {
+      import: importRequest(deps.maxItemsPerRequest, LIMIT),
+      delete: deleteRequest(deps.maxItemsPerRequest, LIMIT),
+    };
+  }
 
   /**
    * After a crash mid-import: temporaries are removed (they may hold a password); a keystore or
@@ -92,14 +108,10 @@ export class KeyManagerService {
     });
   }
 
-  async import(body: unknown): Promise<{ data: ItemResult<ImportStatus>[] }> {
-    const request = parseImportRequest(
-      body,
-      this.deps.maxItemsPerRequest,
-      "key_manager_api.max_items_per_request",
-    );
+  async import(request: ImportCommand): Promise<{ data: ItemResult<ImportStatus>[] }> {
+    checkPasswords(request);
     // Slashing history first: no key may become active before its history is in the database.
-    if (request.slashing_protection !== undefined)
+    if (typeof request.slashing_protection === "string")
       await importHistory(this.deps.slashing, request.slashing_protection);
     const seen = new Set<string>();
     const data = await Promise.all(
@@ -111,13 +123,9 @@ export class KeyManagerService {
   }
 
   async delete(
-    body: unknown,
+    request: DeleteCommand,
   ): Promise<{ data: ItemResult<DeleteStatus>[]; slashing_protection: string }> {
-    const pubkeys = parseDeleteRequest(
-      body,
-      this.deps.maxItemsPerRequest,
-      "key_manager_api.max_items_per_request",
-    );
+    const pubkeys = deletedPubkeys(request);
     try {
       return await deleteWithHistory(this.deps.slashing, pubkeys, (pubkey) =>
         this.#lock.run(pubkey, () => this.deleteOne(pubkey)),

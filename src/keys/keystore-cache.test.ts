@@ -24,8 +24,8 @@ import {
 import { SecretKey } from "@chainsafe/blst";
 import { registerTestSecret, testLogger } from "../../test/support/log-capture";
 import { loadConfiguredKeys } from "../app/keys";
-import { loadConfig } from "../config/load";
 import { createNobleBackend } from "../bls/noble";
+import { loadConfig } from "../config/load";
 import { type FilesystemLoadResult, loadFilesystemKeys } from "./filesystem";
 import { KeyStore } from "./key-store";
 import { decryptKeystore, normalizePassword } from "./keystore";

@@ -45,6 +45,7 @@ import {
 } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import type { Logger } from "../observability/log";
+import { isJsonObject } from "../wire/json";
 import {
   type KeystoreKdfCost,
   MAX_SCRYPT_MEMORY_BYTES,
@@ -229,10 +230,6 @@ function aad(keystore: CacheKeystore, id: Buffer, pubkey: string): Buffer {
 
 type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function hexField(parent: Json, key: string, bytes: number, where: string): Buffer {
   const value = parent[key];
   if (typeof value !== "string" || value.length !== bytes * 2 || !/^[0-9a-f]*$/.test(value)) {
@@ -257,7 +254,7 @@ function parseCacheFile(text: string): CacheFile {
   } catch {
     throw new CacheFileError("not valid JSON (truncated or corrupted)");
   }
-  if (!isObject(json)) throw new CacheFileError("not a JSON object");
+  if (!isJsonObject(json)) throw new CacheFileError("not a JSON object");
   if (json.format !== CACHE_FORMAT) throw new CacheFileError("not a keystore cache");
   if (json.version !== CACHE_VERSION) {
     throw new CacheFileError(
@@ -265,7 +262,8 @@ function parseCacheFile(text: string): CacheFile {
     );
   }
   const kdf = json.kdf;
-  if (!isObject(kdf) || kdf.function !== "scrypt") throw new CacheFileError("kdf is not scrypt");
+  if (!isJsonObject(kdf) || kdf.function !== "scrypt")
+    throw new CacheFileError("kdf is not scrypt");
   const n = intField(kdf, "n", MAX_SCRYPT_N);
   const r = intField(kdf, "r", MAX_SCRYPT_R);
   const p = intField(kdf, "p", MAX_SCRYPT_P);
@@ -280,7 +278,7 @@ function parseCacheFile(text: string): CacheFile {
   const entries = new Map<string, Entry>();
   for (const [i, value] of json.entries.entries()) {
     const where = `entries[${i}]`;
-    if (!isObject(value)) throw new CacheFileError(`${where} is not an object`);
+    if (!isJsonObject(value)) throw new CacheFileError(`${where} is not an object`);
     const id = hexField(value, "id", HASH_BYTES, where);
     const pubkey = value.pubkey;
     if (typeof pubkey !== "string" || !PUBKEY.test(pubkey)) {

@@ -17,6 +17,7 @@
  */
 import { createDecipheriv, createHash, pbkdf2, scrypt, timingSafeEqual } from "node:crypto";
 import { toHex } from "../wire/hex";
+import { isJsonObject } from "../wire/json";
 
 export const MAX_SCRYPT_N = 2 ** 20;
 export const MAX_SCRYPT_R = 32;
@@ -48,10 +49,6 @@ interface ParsedKeystore {
 
 type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function fail(reason: string): never {
   throw new KeystoreError(reason);
 }
@@ -68,7 +65,7 @@ function describe(value: unknown): string {
 function object(parent: Json, key: string, where: string): Json {
   const value = parent[key];
   if (value === undefined) fail(`${where} has no '${key}'`);
-  if (!isObject(value)) fail(`${where}.${key} must be an object, got ${describe(value)}`);
+  if (!isJsonObject(value)) fail(`${where}.${key} must be an object, got ${describe(value)}`);
   return value;
 }
 
@@ -153,7 +150,7 @@ function parsePubkey(keystore: Json): string | undefined {
 
 /** Validates the whole structure; refuses (KeystoreError) with the first problem found. */
 function parseKeystore(keystore: unknown): ParsedKeystore {
-  if (!isObject(keystore)) fail(`keystore must be a JSON object, got ${describe(keystore)}`);
+  if (!isJsonObject(keystore)) fail(`keystore must be a JSON object, got ${describe(keystore)}`);
   const version = keystore.version;
   if (version === undefined) fail("keystore has no 'version'");
   if (version !== 4) fail(`keystore version ${describe(version)} is unsupported (must be 4)`);
@@ -282,7 +279,7 @@ export function keystoreKdfCost(keystore: unknown): KeystoreKdfCost {
  * empty). Throws `KeystoreError` when the field is present but not 48 bytes of hex.
  */
 export function keystorePubkey(keystore: unknown): string | undefined {
-  if (!isObject(keystore)) return undefined;
+  if (!isJsonObject(keystore)) return undefined;
   return parsePubkey(keystore);
 }
 

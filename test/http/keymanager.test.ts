@@ -209,8 +209,15 @@ describe("Key Manager API", () => {
       });
       expect(tooMany.status).toBe(400);
       expect(tooMany.body.code).toBe("invalid_request");
+      expect(tooMany.body.message).toStartWith(
+        "keystores: must be a list of keystore JSON strings",
+      );
+      expect(tooMany.body.message).toContain("key_manager_api.max_items_per_request (");
       const mismatch = await importKeys(s.url, { keystores: [four[0]], passwords: [] });
       expect(mismatch.status).toBe(400);
+      expect(mismatch.body.message).toBe(
+        "passwords: must hold one password per keystore (1), not 0",
+      );
       // Another chain's history: refused whole, no key imported.
       const wrongChain = JSON.stringify({
         metadata: {
@@ -244,6 +251,9 @@ describe("Key Manager API", () => {
         jsonInit("DELETE", { pubkeys: ["0x1234"] }),
       );
       expect(badDelete.status).toBe(400);
+      expect(((await badDelete.json()) as { message: string }).message).toBe(
+        'pubkeys[0]: invalid public key "0x1234": expected 0x followed by 96 hex characters',
+      );
     } finally {
       await s.signer.stop();
     }

@@ -104,7 +104,7 @@ test("keygen refuses a bad count and a sealed signer, and changes nothing", asyn
   for (const count of [0, 11, "3", 1.5]) {
     const refused = await api("POST", "/api/v1/signer/keys/generate", { count });
     expect(refused.status, JSON.stringify(count)).toBe(400);
-    expect(refused.body.message).toContain("count must be an integer from 1 to");
+    expect(refused.body.message).toContain("count: must be an integer from 1 to");
   }
   expect((await sys(sigil.url, "POST", "seal", {}, management)).status).toBe(200);
   expect((await api("POST", "/api/v1/signer/keys/generate", { count: 1 })).status).toBe(503);

@@ -1,3 +1,5 @@
+import { isJsonObject } from "../../wire/json";
+
 /** Aligned columns, two spaces apart, no trailing blanks. */
 export function formatTable(
   headers: readonly string[],
@@ -35,9 +37,7 @@ export function note(text: string): void {
 
 /** Defensive readers: the server's JSON is rendered, never trusted to have the documented shape. */
 export function asRecord(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
+  return isJsonObject(value) ? value : {};
 }
 
 export function text(value: unknown, empty = "-"): string {

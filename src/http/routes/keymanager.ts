@@ -36,6 +36,7 @@ export function keyManagerRoutes(service: KeyManagerService, settings: KeyManage
       path: KEYSTORES_PATH,
       access: { kind: "scope", scope: "import_keystores" },
       ...limits,
+      body: service.requests.import,
       handle: ({ body, meta }) => writes.run(() => service.import(body), meta.deadline),
     }),
     route({
@@ -43,6 +44,7 @@ export function keyManagerRoutes(service: KeyManagerService, settings: KeyManage
       path: KEYSTORES_PATH,
       access: { kind: "scope", scope: "delete_keys" },
       ...limits,
+      body: service.requests.delete,
       handle: ({ body, meta }) => reads.run(() => service.delete(body), meta.deadline),
     }),
   ];

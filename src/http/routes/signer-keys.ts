@@ -40,6 +40,7 @@ export function signerKeysRoutes(services: {
         access: { kind: "scope", scope: "signer_keys_generate" },
         servedWhileSealed: false,
         ...keygen.limits,
+        body: keygen.service.request,
         handle: ({ body }) => keygen.service.generate(body),
       }),
     );
@@ -52,6 +53,7 @@ export function signerKeysRoutes(services: {
         access: { kind: "scope", scope: "signer_keys_write" },
         servedWhileSealed: false,
         ...writer.limits,
+        body: writer.service.requests.import,
         handle: ({ body }) => writer.service.import(body),
       }),
       route({
@@ -60,6 +62,7 @@ export function signerKeysRoutes(services: {
         access: { kind: "scope", scope: "signer_keys_delete" },
         servedWhileSealed: false,
         ...writer.limits,
+        body: writer.service.requests.delete,
         handle: ({ body }) => writer.service.delete(body),
       }),
     );

@@ -1,6 +1,7 @@
 import type { BlsBackend } from "../../bls/backend";
 import { SigilError } from "../../errors";
 import type { Logger } from "../../observability/log";
+import { type KeygenCommand, keygenRequest } from "../import-request";
 import type { KeyStore } from "../key-store";
 import { createSemaphore } from "../semaphore";
 import { encryptMnemonicBackup } from "./backup";
@@ -38,13 +39,19 @@ const DERIVE_BATCH = 32;
  */
 export class CloudKvKeygen {
   readonly #writes: ReturnType<typeof createSemaphore>;
+  /** The body generate takes, for this signer's item limit (the route declares it). */
+  readonly request: ReturnType<typeof keygenRequest>;
 
   constructor(private readonly deps: CloudKvKeygenDeps) {
     this.#writes = createSemaphore(deps.maxConcurrentKeygen);
+    this.request = keygenRequest(
+      deps.maxItemsPerRequest,
+      "key_sources.cloud_kv.keygen.max_items_per_request",
+    );
   }
 
-  async generate(body: unknown): Promise<GeneratedKeys> {
-    const count = this.parseCount(body);
+  async generate(command: KeygenCommand): Promise<GeneratedKeys> {
+    const { count } = command;
     const masterKey = this.deps.masterKey();
     if (!masterKey)
       throw new SigilError("sealed", "the signer is sealed: keys cannot be generated");
@@ -130,18 +137,5 @@ export class CloudKvKeygen {
         );
       });
     }
-  }
-
-  private parseCount(body: unknown): number {
-    const count =
-      typeof body === "object" && body !== null ? (body as { count?: unknown }).count : undefined;
-    const max = this.deps.maxItemsPerRequest;
-    if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > max) {
-      throw new SigilError(
-        "invalid_request",
-        `count must be an integer from 1 to key_sources.cloud_kv.keygen.max_items_per_request (${max})`,
-      );
-    }
-    return count;
   }
 }

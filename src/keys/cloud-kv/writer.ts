@@ -4,11 +4,15 @@ import type { BlsBackend, BlsSecretKey } from "../../bls/backend";
 import { SigilError } from "../../errors";
 import type { Logger } from "../../observability/log";
 import {
+  checkPasswords,
+  type DeleteCommand,
   type DeleteStatus,
+  deletedPubkeys,
+  deleteRequest,
+  type ImportCommand,
   type ImportStatus,
   type ItemResult,
-  parseDeleteRequest,
-  parseImportRequest,
+  importRequest,
 } from "../import-request";
 import type { KeyStore } from "../key-store";
 import { KeyedLock } from "../keyed-lock";
@@ -43,16 +47,25 @@ export class CloudKvWriter {
   readonly #lock = new KeyedLock();
   readonly #decryption = createSemaphore(availableParallelism());
   readonly #writes: ReturnType<typeof createSemaphore>;
+  /** The bodies import and delete take, for this signer's item limit (the routes declare them). */
+  readonly requests: {
+    readonly import: ReturnType<typeof importRequest>;
+    readonly delete: ReturnType<typeof deleteRequest>;
+  };
 
   constructor(private readonly deps: CloudKvWriterDeps) {
     this.#writes = createSemaphore(deps.maxConcurrentWrites);
+    this.requests = {
+      import: importRequest(deps.maxItemsPerRequest, LIMIT),
+      delete: deleteRequest(deps.maxItemsPerRequest, LIMIT),
+    };
   }
 
-  async import(body: unknown): Promise<{ data: ItemResult<ImportStatus>[] }> {
-    const request = parseImportRequest(body, this.deps.maxItemsPerRequest, LIMIT);
+  async import(request: ImportCommand): Promise<{ data: ItemResult<ImportStatus>[] }> {
+    checkPasswords(request);
     this.requireMasterKey();
     // Slashing history first: no key may become active before its history is in the database.
-    if (request.slashing_protection !== undefined)
+    if (typeof request.slashing_protection === "string")
       await importHistory(this.deps.slashing, request.slashing_protection);
     const seen = new Set<string>();
     const data = await Promise.all(
@@ -62,9 +75,9 @@ export class CloudKvWriter {
   }
 
   async delete(
-    body: unknown,
+    request: DeleteCommand,
   ): Promise<{ data: ItemResult<DeleteStatus>[]; slashing_protection: string }> {
-    const pubkeys = parseDeleteRequest(body, this.deps.maxItemsPerRequest, LIMIT);
+    const pubkeys = deletedPubkeys(request);
     this.requireMasterKey();
     return deleteWithHistory(this.deps.slashing, pubkeys, (pubkey) =>
       this.#lock.run(pubkey, () => this.deleteOne(pubkey)),
