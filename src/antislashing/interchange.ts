@@ -27,6 +27,7 @@
  * chunks of about 64 KiB, awaiting the sink between chunks (backpressure).
  */
 import { Tokenizer, TokenParser, TokenType } from "@streamparser/json";
+import { isJsonObject } from "../wire/json";
 import { bytesToHex, hexToBytes, PUBKEY_HEX, UINT64_MAX } from "./encoding";
 import {
   type InterchangeAttestation,
@@ -68,12 +69,8 @@ function describe(value: Json | undefined): string {
   return typeof value === "object" ? "an object" : `the ${typeof value} ${String(value)}`;
 }
 
-function isObject(value: Json | undefined): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function expectObject(value: Json | undefined, path: string): JsonObject {
-  if (!isObject(value))
+  if (!isJsonObject(value))
     throw new InterchangeFormatError(path, `expected an object, got ${describe(value)}`);
   return value;
 }
