@@ -1,4 +1,5 @@
 import { Kind, OptionalKind, type TSchema } from "@sinclair/typebox";
+import { isJsonObject } from "../wire/json";
 
 /** Schema-driven helpers shared by defaults, merging, env, flags, redaction and docs. */
 
@@ -126,9 +127,8 @@ export function pathText(path: Path): string {
 
 export type Plain = Record<string, unknown>;
 
-export function isPlainObject(value: unknown): value is Plain {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** A mapping (not a list, not null): the one test of wire/json, under the name config uses. */
+export const isPlainObject: (value: unknown) => value is Plain = isJsonObject;
 
 /**
  * Fills defaults: a missing property takes its `default`; a missing required object is created
