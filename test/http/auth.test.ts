@@ -202,6 +202,17 @@ describe("stateful (signer_state)", () => {
         token_bound_cidrs: ["10.0.0.0/40"],
       });
       expect(badCidr.status).toBe(400);
+      expect(badCidr.body.message).toBe('token_bound_cidrs[0]: invalid CIDR "10.0.0.0/40"');
+      const forever = await call(s.url, "/api/v1/signer/auth/tokens", management, "POST", {
+        policies: ["vc"],
+        ttl_seconds: 0,
+      });
+      expect(forever.body.message).toBe("ttl_seconds: must be an integer from 1 to 31536000");
+      const ghost = await call(s.url, "/api/v1/signer/auth/tokens", management, "POST", {
+        policies: ["ghost"],
+        ttl_seconds: 60,
+      });
+      expect(ghost.body.message).toBe('policy "ghost" does not exist');
       const created = await call(s.url, "/api/v1/signer/auth/tokens", management, "POST", {
         policies: ["vc"],
         ttl_seconds: 3600,
@@ -299,6 +310,9 @@ describe("fixes from the security review", () => {
         ttl_seconds: 60,
       });
       expect(tooMany.status).toBe(400);
+      expect(tooMany.body.message).toBe(
+        "policies: must be a non-empty list of distinct policy names, at most 64",
+      );
     } finally {
       await s.signer.stop();
     }
