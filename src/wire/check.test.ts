@@ -50,11 +50,22 @@ describe("checkShape words a problem from the schema's annotations", () => {
   });
 });
 
+describe("hostile values", () => {
+  test("a value nested a hundred thousand deep is refused, not a stack overflow", () => {
+    const deep = JSON.parse(`${"[".repeat(100_000)}${"]".repeat(100_000)}`);
+    expect(problemOf(deep)).toBe("request body must be a JSON object");
+    expect(problemOf({ effect: "allow", names: [deep] })).toBe("names[0]: bad name a list");
+    expect(problemOf({ effect: deep })).toBe('effect: must be "allow" or "deny"');
+  });
+});
+
 describe("helpers", () => {
-  test("a long value is cut short; a string is quoted, anything else written as JSON", () => {
+  test("a long value is cut short; a string is quoted, a list or an object only named", () => {
     expect(quoted("x".repeat(1 << 20))).toBe(JSON.stringify(`${"x".repeat(61)}...`));
     expect(quoted(12)).toBe("12");
-    expect(quoted({ a: [1] })).toBe('{"a":[1]}');
+    expect(quoted({ a: [1] })).toBe("an object");
+    expect(quoted([[1]])).toBe("a list");
+    expect(quoted(null)).toBe("null");
   });
 
   test("joinPath puts an inner path under an outer one", () => {

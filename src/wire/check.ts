@@ -35,17 +35,28 @@ export function wordProblem(error: ValueError): string {
     case ValueErrorType.ObjectRequiredProperty:
       return expected === undefined ? "is required" : `is required (${expected})`;
   }
-  if (typeof node.problem === "string")
-    return node.problem.replaceAll("{value}", quoted(error.value));
+  if (typeof node.problem === "string") {
+    const problem = node.problem;
+    return problem.includes("{value}")
+      ? problem.replaceAll("{value}", quoted(error.value))
+      : problem;
+  }
   if (expected !== undefined) return `must be ${expected}`;
   return error.message.toLowerCase();
 }
 
-/** A client's value in a message, cut short: it may be a megabyte long. */
+/**
+ * A client's value in a message: a string quoted and cut short (it may be a megabyte long), a
+ * number, boolean or null as it is, a list or an object only named (it may be nested a million
+ * deep).
+ */
 export function quoted(value: unknown): string {
-  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
-  const cut = text.length > 64 ? `${text.slice(0, 61)}...` : text;
-  return typeof value === "string" ? JSON.stringify(cut) : cut;
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 64 ? `${value.slice(0, 61)}...` : value);
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object" && value !== null) return "an object";
+  const text = String(value);
+  return text.length > 64 ? `${text.slice(0, 61)}...` : text;
 }
 
 /** `/rules/0/effect` → `rules[0].effect`. */
