@@ -23,13 +23,18 @@ export function configArgs(): ArgsDef {
   return args;
 }
 
-/** Loads the configuration or exits 2 listing every problem. */
+/**
+ * Loads the configuration or exits 2 listing every problem. `listeners`: the command starts or
+ * checks the listeners (serve, config check), so warnings about them are shown too.
+ */
 export function loadConfigOrExit(
   argv: readonly string[],
   extraFlags?: ExtraFlags,
+  listeners = false,
 ): Extract<LoadResult, { ok: true }> {
   const result = loadConfig({ argv, env: process.env, extraFlags });
   printWarnings(result.warnings);
   if (!result.ok) failWithProblems(result.problems);
+  if (listeners) printWarnings(result.listenerWarnings);
   return result;
 }

@@ -14,7 +14,7 @@ const check = defineCommand({
   },
   args: configArgs(),
   run({ rawArgs }) {
-    const { config, configPath } = loadConfigOrExit(rawArgs);
+    const { config, configPath } = loadConfigOrExit(rawArgs, undefined, true);
     const unsupported = unsupportedFeatures(config);
     if (unsupported.length > 0) failWithProblems(unsupported);
     // The TLS files are read as serve reads them: a wrong path or a mismatched key fails here too.

@@ -12,7 +12,7 @@ export const serveCommand = defineCommand({
   meta: { name: "serve", description: "Run the signer (the default when only options are given)" },
   args: configArgs(),
   async run({ rawArgs }) {
-    const { config } = loadConfigOrExit(rawArgs);
+    const { config } = loadConfigOrExit(rawArgs, undefined, true);
     const unsupported = unsupportedFeatures(config);
     if (unsupported.length > 0) failWithProblems(unsupported);
     const filter = parseLogFilter(config.logging.level);

@@ -37,6 +37,8 @@ export type LoadResult =
       configPath?: string;
       extras: Record<string, unknown>;
       warnings: string[];
+      /** About the listeners: shown by the commands that start or check them (serve, config check). */
+      listenerWarnings: string[];
     }
   | { ok: false; problems: ConfigProblem[]; warnings: string[] };
 
@@ -66,11 +68,17 @@ export function loadConfig(input: LoadInput): LoadResult {
     | undefined;
   if (config) {
     problems.push(...normalizeLegacyKeyManager(config, explicit, warnings));
-    warnings.push(...hostAllowlistWarnings(config, explicit));
     problems.push(...validateConfig(config, input.env));
   }
   if (problems.length > 0 || !config) return { ok: false, problems, warnings };
-  return { ok: true, config, configPath: flags.configPath, extras: flags.extras, warnings };
+  return {
+    ok: true,
+    config,
+    configPath: flags.configPath,
+    extras: flags.extras,
+    warnings,
+    listenerWarnings: hostAllowlistWarnings(config, explicit),
+  };
 }
 
 /** A copy where each invalid value is replaced by its default or removed; undefined if that does not suffice. */

@@ -128,7 +128,6 @@ describe("valid configurations", () => {
         SIGNER_AUTH_POLICIES: JSON.stringify({ vc: { token: TOKEN_A, allowed_keys: [KEY_A] } }),
         SIGNER_UNAUTHENTICATED_POLICY__ALLOWED_SCOPES: "public_keys",
         SIGNER_CANARY_KEYS: KEY_B,
-        SIGNER_SERVER__LISTEN_ADDRESS: "127.0.0.1",
       },
     });
     expect(result.ok ? [] : result.problems).toEqual([]);
