@@ -146,10 +146,25 @@ describe("sigil config check: the spec's start-up validation errors", () => {
   });
 
   test("a valid file passes with exit 0", () => {
-    const result = check("server:\n  listen_port: 9100\nnetwork: hoodi\n");
+    const result = check(
+      "server:\n  listen_address: 127.0.0.1\n  listen_port: 9100\nnetwork: hoodi\n",
+    );
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("configuration is valid");
+  });
+
+  test("every interface with the default host allow-list is valid, with one warning", () => {
+    const result = check("server:\n  listen_port: 9100\n");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("configuration is valid");
+    expect(result.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^sigil: warning: server.listen_address is 0.0.0.0, but server.host_allowlist is the default/,
+      ),
+    ]);
+    const listed = check("server:\n  listen_port: 9100\n  host_allowlist: [signer.internal]\n");
+    expect(listed.stderr).toBe("");
   });
 
   test("server.seccomp is honoured on Linux x64 and arm64 (elsewhere it is refused, exit 2)", () => {
