@@ -127,10 +127,11 @@ export async function startSigil(
       capture.stdout(stdoutDecoder.decode(chunk, { stream: true }));
   })().catch(() => {});
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`sigil did not start within 15 s:\n${stderr}`)),
-      15_000,
-    );
+    const timer = setTimeout(() => {
+      // The caller never gets a handle on a signer that did not start: stop it here.
+      proc.kill("SIGKILL");
+      reject(new Error(`sigil did not start within 15 s:\n${stderr}`));
+    }, 15_000);
     const pump = async () => {
       for (;;) {
         const { done, value } = await reader.read();
