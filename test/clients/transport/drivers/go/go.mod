@@ -1,0 +1,3 @@
+module sigil.test/transport-driver
+
+go 1.19
