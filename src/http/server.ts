@@ -2,6 +2,7 @@ import type { Server } from "bun";
 import type { ErrorCode } from "../errors";
 import { checkHost, type HostAllowlist, isHostAllowed } from "../net/host";
 import type { Logger } from "../observability/log";
+import { acceptWithoutDefer } from "../os/listen-socket";
 import { type CorsPolicy, corsResponseHeaders, isPreflight, preflightHeaders } from "./cors";
 import { errorResponse } from "./errors";
 import { attachRequestMeta } from "./request-meta";
@@ -38,6 +39,7 @@ export const MAX_BUN_IDLE_SECONDS = 255;
 /** Bun must not close a connection before the request's own deadline has answered it. */
 const IDLE_MARGIN_SECONDS = 5;
 const CANONICAL_ORIGIN = "http://sigil.local";
+const SHUTDOWN_POLL_MS = 10;
 const MIN_ROUTABLE_HOST_LENGTH = 4;
 
 /**
@@ -173,6 +175,14 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   });
   const port = server.port ?? options.port;
   const hostname = server.hostname ?? options.hostname;
+  // Bun defers accepting a connection until its first bytes; a stop in that window drops it
+  // unseen, and the client's first request after a restart is reset (os/listen-socket.ts).
+  const deferred = acceptWithoutDefer(port);
+  if (deferred) {
+    log.warn("connections are accepted only once they send (Bun's TCP_DEFER_ACCEPT stays on)", {
+      reason: deferred,
+    });
+  }
   return {
     hostname,
     port,
@@ -181,11 +191,16 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     async shutdown(graceMs) {
       draining = true;
       // Idle keep-alive connections are closed at once; busy ones after their answer, which
-      // says `Connection: close`.
-      const stopped = server.stop(false).then(() => false);
-      const graceOver = Bun.sleep(graceMs).then(() => true);
-      const forced = await Promise.race([stopped, graceOver]);
-      if (forced) await server.stop(true);
+      // says `Connection: close`. Bun's own wait would also last for connections a client
+      // opened and never used, which carry no request: only answers are waited for, and what
+      // is left then is closed, as the process's exit would.
+      void server.stop(false);
+      const deadline = performance.now() + graceMs;
+      while (server.pendingRequests > 0 && performance.now() < deadline) {
+        await Bun.sleep(SHUTDOWN_POLL_MS);
+      }
+      const forced = server.pendingRequests > 0;
+      await server.stop(true);
       return { forced };
     },
   };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync } from "node:fs";
+import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { TempDir } from "../support/cli";
 import { verifiesAgainstOracle } from "../support/oracle";
@@ -137,4 +138,29 @@ describe("Node's pooled http client", () => {
       });
     });
   }
+});
+
+describe("a graceful stop", () => {
+  test("closes a connection the client opened but has not used yet", async () => {
+    // Bun's listener defers accepting a connection until its first bytes; a stop within that
+    // second used to drop it unseen, and the client's first request after a restart was reset.
+    const stopped = await startInProcessSigner(dir, "defer", {
+      yaml: [`antislashing: {backend: sqlite, path: "${join(dir.path, "defer.sqlite")}"}`],
+      logLevel: "error",
+    });
+    const socket = connect(stopped.port, "127.0.0.1");
+    const closed = new Promise<string>((resolve) => {
+      socket.on("end", () => resolve("closed by the signer"));
+      socket.on("error", (error) => resolve(`error ${error.message}`));
+    });
+    try {
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      await Bun.sleep(200);
+      await stopped.stop();
+      const told = await Promise.race([closed, Bun.sleep(5000).then(() => "never told")]);
+      expect(told).toBe("closed by the signer");
+    } finally {
+      socket.destroy();
+    }
+  });
 });

@@ -12,8 +12,9 @@
  *
  * Any failure throws: the caller must not carry on unprotected.
  */
-import { dlopen, FFIType, ptr, read } from "bun:ffi";
+import { FFIType, ptr, read } from "bun:ffi";
 import { constants } from "node:os";
+import { openLibc as loadLibc } from "../libc";
 import type { SeccompArch } from "./arch";
 import { encodeProgram, type SockFilter } from "./bpf";
 
@@ -23,9 +24,6 @@ const SECCOMP_MODE_FILTER = 2;
 const SECCOMP_SET_MODE_FILTER = 1;
 const SECCOMP_FILTER_FLAG_TSYNC = 1;
 const SECCOMP_FILTER_FLAG_LOG = 2;
-
-/** glibc first; musl names its libc after the architecture. */
-const LIBC_NAMES = ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"];
 
 const SYMBOLS = {
   prctl: {
@@ -41,19 +39,9 @@ const SYMBOLS = {
   __errno_location: { args: [], returns: FFIType.ptr },
 } as const;
 
-type Libc = ReturnType<typeof dlopen<typeof SYMBOLS>>["symbols"];
+type Libc = ReturnType<typeof loadLibc<typeof SYMBOLS>>;
 
-function openLibc(): Libc {
-  const failures: string[] = [];
-  for (const name of LIBC_NAMES) {
-    try {
-      return dlopen(name, SYMBOLS).symbols;
-    } catch (error) {
-      failures.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  throw new Error(`cannot load the C library (${failures.join("; ")})`);
-}
+const openLibc = (): Libc => loadLibc(SYMBOLS);
 
 const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, value]) => [value, name]));
 

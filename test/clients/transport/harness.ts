@@ -662,39 +662,6 @@ export async function holdSlashingChecks(url: string) {
   };
 }
 
-/**
- * Waits (up to 10 s) until the kernel has handed sigil every connection made to `port`: none is
- * left in SYN-RECV. Bun's listener defers accepting a connection until its first bytes arrive
- * (TCP_DEFER_ACCEPT; after about 1 s the kernel hands it over anyway). A connection a client has
- * opened but not used yet is, until then, unknown to sigil: if sigil stops in that second, the
- * client is never told (no FIN, no reset), and its first request on it after a restart is reset.
- * hyper (reqwest, Lighthouse) opens such connections: it dials while it waits for a pooled one,
- * and pools the dialled one unused when the pooled one came first. That is a known issue of the
- * drain, reported with issue 24; the restart scenario waits here so that it checks what sigil
- * does with the connections it has.
- */
-export async function waitForDeferredAccepts(port: number): Promise<void> {
-  const portHex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
-  const deferred = () => {
-    let count = 0;
-    for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-      if (!existsSync(table)) continue;
-      for (const row of readFileSync(table, "utf8").split("\n").slice(1)) {
-        const [, local, , state] = row.trim().split(/\s+/);
-        if (local?.endsWith(portHex) && state === "03") count += 1;
-      }
-    }
-    return count;
-  };
-  const deadline = Date.now() + 10_000;
-  while (deferred() > 0) {
-    if (Date.now() > deadline) {
-      throw new Error(`${deferred()} connections to port ${port} are still in SYN-RECV after 10 s`);
-    }
-    await Bun.sleep(50);
-  }
-}
-
 // ---- The scenarios, for a stack with a long-lived driver ----
 
 export interface DriverStack {
@@ -935,7 +902,6 @@ async function acrossGracefulRestart(lab: Lab, withDriver: WithDriver): Promise<
         // Awaited below; a failure before that must not surface as an unhandled rejection.
         inFlight.catch(() => {});
         await hold.waitForWaiting(jobs.length);
-        await waitForDeferredAccepts(port);
         first.sigil.process.kill("SIGTERM");
         const stopping = await first.waitForRecord("that it is stopping", (record) =>
           String(record.msg).startsWith("stopping"),
