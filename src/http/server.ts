@@ -52,7 +52,7 @@ const MIN_ROUTABLE_HOST_LENGTH = 4;
  * response says so whenever sigil knows, so that a client pooling connections never sends its
  * next request down a socket that is closing (RFC 9112 §9.6). Every other response announces
  * the idle timeout (`Keep-Alive: timeout=N`), which Node's and undici's pools honour by
- * retiring a socket a second before the signer would close it.
+ * retiring a socket before the signer would close it (1 s and 2 s early).
  */
 export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   const log = options.logger;
