@@ -1,6 +1,6 @@
 import { SigilError } from "../errors";
 import { type Cidr, cidrContains, parseCidr } from "./cidr";
-import { evaluate, filterAllowedKeys, routeAllowed } from "./policy";
+import { evaluate, filterAllowedKeys, routeAllowed, scopeReachable } from "./policy";
 import type { Scope } from "./scopes";
 import type { TokenLookup } from "./store";
 import { hashToken, presentedToken, secretsEqual } from "./tokens";
@@ -156,6 +156,41 @@ export function visibleKeys(
     throw new SigilError("forbidden", `no policy allows scope ${scope}`);
   }
   return filterAllowedKeys(principal.policies, scope, pubkeys);
+}
+
+/**
+ * The one rule of the key routes (list, import and delete, of the Key Manager API and of
+ * cloud_kv alike): a caller may act on a key only when its policies allow the route's scope for
+ * that key *and* the listing scope of the same API for that key. A key it may not see, it may
+ * neither delete nor import over. `refusal` answers undefined when allowed, else why not (naming
+ * the scope and the key, never whether the key exists).
+ */
+export interface KeyAccess {
+  refusal(pubkey: string): string | undefined;
+}
+
+/**
+ * The key rule for one request: throws 403 when no policy grants `scope` for any key at all (the
+ * route is out of reach), else decides per key. `list` is the listing scope of the route's API.
+ */
+export function keyAccess(principal: Principal, scope: Scope, list: Scope): KeyAccess {
+  if (principal.kind === "unrestricted") return { refusal: () => undefined };
+  const { policies } = principal;
+  if (!scopeReachable(policies, scope)) {
+    throw new SigilError("forbidden", `no policy allows scope ${scope}`);
+  }
+  return {
+    refusal(pubkey) {
+      for (const wanted of scope === list ? [scope] : [scope, list]) {
+        const decision = evaluate(policies, { scope: wanted, pubkey });
+        if (!decision.allowed)
+          return decision.reason.includes(`scope ${wanted}`)
+            ? decision.reason
+            : `scope ${wanted}: ${decision.reason}`;
+      }
+      return undefined;
+    },
+  };
 }
 
 export function requireManagement(principal: Principal): void {

@@ -73,6 +73,19 @@ export function routeAllowed(
   return pubkeys.some((pubkey) => evaluate(policies, { scope, pubkey }).allowed);
 }
 
+/**
+ * Whether a key route of `scope` may be reached at all: the scope-only request is allowed, or the
+ * scope is allowed for at least one key that an allow rule names. Unlike `routeAllowed`, it does
+ * not depend on which keys happen to be loaded: a key-restricted grant reaches the route (and the
+ * service then decides per key with `evaluate`); a token with no grant for the scope does not.
+ */
+export function scopeReachable(policies: readonly Policy[], scope: Scope): boolean {
+  const named = policies.flatMap((policy) =>
+    policy.rules.flatMap((rule) => (rule.effect === "allow" ? (rule.keys ?? []) : [])),
+  );
+  return routeAllowed(policies, scope, named);
+}
+
 /** Short, non-secret description: `scope sign for key 0xa1b2…c3d4 operation ATTESTATION`. */
 function describeRequest(request: AccessRequest): string {
   let text = `scope ${request.scope}`;

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { authorize, type Principal, requireManagement } from "../auth/authenticator";
+import { authorize, keyAccess, type Principal, requireManagement } from "../auth/authenticator";
 import { presentedToken } from "../auth/tokens";
 import { isSigilError, SigilError } from "../errors";
 import type { Logger } from "../observability/log";
@@ -148,6 +148,8 @@ async function admit(route: Route, request: Request, authenticate: Authenticate)
     case "scope":
       authorize(await caller.authenticate(), { scope: access.scope });
       return caller;
+    case "keys":
+      return { ...caller, keys: keyAccess(await caller.authenticate(), access.scope, access.list) };
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { Principal } from "../auth/authenticator";
+import type { KeyAccess, Principal } from "../auth/authenticator";
 import type { Scope } from "../auth/scopes";
 import type { JsonValue } from "../wire/json";
 import type { RequestMeta } from "./request-meta";
@@ -50,6 +50,13 @@ export type Access =
    * key listings, whose refusals are recorded with the rest of the route's outcomes.
    */
   | { readonly kind: "per_key"; readonly scope: Scope }
+  /**
+   * A key route (list, import or delete of keys): the caller is authenticated and refused 403
+   * unless a policy grants the scope for some key, before the body is read; the handler gets
+   * the key rule in `caller.keys` and the service applies it to each key. `list` is the listing
+   * scope of the route's API: a key the caller may not list, it may not act on either.
+   */
+  | { readonly kind: "keys"; readonly scope: Scope; readonly list: Scope }
   /** The management token. */
   | { readonly kind: "management" }
   /** An operator credential (`Authorization: Bearer sgo_…`), checked by the seal service. */
@@ -73,6 +80,14 @@ export interface Caller {
   authenticate(): Promise<Principal>;
   /** The operator credential presented (operator routes only). */
   readonly credential?: string;
+  /** The key rule for this caller (key routes only). */
+  readonly keys?: KeyAccess;
+}
+
+/** The key rule of a key route's caller; admission sets it for every route of access `keys`. */
+export function keyRule(caller: Caller): KeyAccess {
+  if (!caller.keys) throw new Error("keyRule: the route is not declared with access kind keys");
+  return caller.keys;
 }
 
 /** Keeps each route's body type while the table holds routes of every shape. */

@@ -125,6 +125,7 @@ afterAll(async () => {
 const authenticated = (route: Route) =>
   route.access.kind === "scope" ||
   route.access.kind === "per_key" ||
+  route.access.kind === "keys" ||
   route.access.kind === "management";
 
 /** The writes that take no body: they name their target in the path, or have none. */
