@@ -325,6 +325,12 @@ const Antislashing = Type.Object(
       24,
       "How often pruning runs (when enabled), starting at start-up.",
     ),
+    max_future_epochs: int(
+      0,
+      1_000_000,
+      2,
+      "Refuse blocks and attestations more than this many epochs after the network's wall-clock epoch (off when the genesis time is unknown).",
+    ),
   },
   strict,
 );
@@ -366,6 +372,25 @@ const NetworkConfig = Type.Object(
         undefined,
         "Deneb activation epoch; a huge value if not scheduled.",
       ),
+    ),
+    genesis_validators_root: Type.Optional(
+      Type.String({
+        pattern: "^0x[0-9a-fA-F]{64}$",
+        expected: "32 bytes of hex, like 0x4b36…fe95",
+        description:
+          "The chain's genesis validators root: written into a new slashing protection database, checked at every start.",
+      }),
+    ),
+    genesis_time: Type.Optional(
+      int(
+        0,
+        Number.MAX_SAFE_INTEGER,
+        undefined,
+        "Genesis time (Unix seconds) for antislashing.max_future_epochs; the bound is off without it.",
+      ),
+    ),
+    seconds_per_slot: Type.Optional(
+      int(1, 3600, undefined, "Slot length in seconds; 12 if unset."),
     ),
   },
   strict,

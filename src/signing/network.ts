@@ -3,7 +3,10 @@ import { fromHex } from "../wire/hex";
 /**
  * Network constants that pin two signing domains regardless of the `fork_info` a client sends:
  * VALIDATOR_REGISTRATION (builder domain over the genesis fork version) and VOLUNTARY_EXIT from
- * Deneb on (Capella fork version, EIP-7044). Values are checked against @lodestar/config in tests.
+ * Deneb on (Capella fork version, EIP-7044). They also name the chain slashing protection is bound
+ * to: its genesis validators root (written into the database at creation, checked at every start)
+ * and its genesis time and slot length (the wall-clock epoch behind the future-epoch bound). Values
+ * are checked against @lodestar/config in tests.
  */
 export type NetworkName = "mainnet" | "hoodi" | "sepolia";
 
@@ -12,7 +15,15 @@ export interface NetworkConstants {
   readonly genesisForkVersion: Uint8Array;
   readonly capellaForkVersion: Uint8Array;
   readonly denebForkEpoch: bigint;
+  /** The chain's identity; unknown for a custom network whose network_config does not set it. */
+  readonly genesisValidatorsRoot: Uint8Array | undefined;
+  /** Unix seconds of slot 0; unknown for a custom network whose network_config does not set it. */
+  readonly genesisTime: bigint | undefined;
+  readonly secondsPerSlot: bigint;
 }
+
+/** Slots per epoch of the mainnet preset, which every network sigil signs for uses. */
+export const SLOTS_PER_EPOCH = 32n;
 
 const version = fromHex;
 
@@ -22,18 +33,33 @@ export const NETWORKS: Readonly<Record<NetworkName, NetworkConstants>> = {
     genesisForkVersion: version("0x00000000"),
     capellaForkVersion: version("0x03000000"),
     denebForkEpoch: 269568n,
+    genesisValidatorsRoot: version(
+      "0x4b363db94e286120d76eb905340fdd4e54bfe9f06bf33ff6cf5ad27f511bfe95",
+    ),
+    genesisTime: 1606824023n,
+    secondsPerSlot: 12n,
   },
   sepolia: {
     name: "sepolia",
     genesisForkVersion: version("0x90000069"),
     capellaForkVersion: version("0x90000072"),
     denebForkEpoch: 132608n,
+    genesisValidatorsRoot: version(
+      "0xd8ea171f3c94aea21ebc42a1ed61052acf3f9209c00e4efbaaddac09ed9b8078",
+    ),
+    genesisTime: 1655733600n,
+    secondsPerSlot: 12n,
   },
   hoodi: {
     name: "hoodi",
     genesisForkVersion: version("0x10000910"),
     capellaForkVersion: version("0x40000910"),
     denebForkEpoch: 0n,
+    genesisValidatorsRoot: version(
+      "0x212f13fc4df078b6cb7db228f1c8307566dcecf900867401a92023d7ba99cb5f",
+    ),
+    genesisTime: 1742213400n,
+    secondsPerSlot: 12n,
   },
 };
 
@@ -42,8 +68,16 @@ export interface NetworkOverrides {
   genesis_fork_version?: string;
   capella_fork_version?: string;
   deneb_fork_epoch?: number;
+  genesis_validators_root?: string;
+  genesis_time?: number;
+  seconds_per_slot?: number;
 }
 
+/**
+ * The named network, or a devnet described by `network_config` on top of it. A devnet is another
+ * chain: its genesis validators root and genesis time are never the named network's, so they are
+ * unknown unless network_config sets them.
+ */
 export function resolveNetwork(name: NetworkName, overrides?: NetworkOverrides): NetworkConstants {
   const base = NETWORKS[name];
   if (!overrides) return base;
@@ -59,5 +93,11 @@ export function resolveNetwork(name: NetworkName, overrides?: NetworkOverrides):
       overrides.deneb_fork_epoch === undefined
         ? base.denebForkEpoch
         : BigInt(overrides.deneb_fork_epoch),
+    genesisValidatorsRoot:
+      overrides.genesis_validators_root === undefined
+        ? undefined
+        : version(overrides.genesis_validators_root),
+    genesisTime: overrides.genesis_time === undefined ? undefined : BigInt(overrides.genesis_time),
+    secondsPerSlot: BigInt(overrides.seconds_per_slot ?? 12),
   };
 }
