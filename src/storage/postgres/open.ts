@@ -28,6 +28,14 @@ export interface PostgresDatabase {
 export async function openMigratedPostgres(
   database: PostgresDatabase,
   options: PostgresPoolOptions,
+  /**
+   * Whether a database without the store's tables may be given them. Without `create` (the
+   * default is to create), such a database is refused with `missing()` before anything is written.
+   */
+  existing: { readonly create: boolean; readonly missing: () => Error } = {
+    create: true,
+    missing: () => new Error("unreachable"),
+  },
 ): Promise<postgres.Sql> {
   const { what, settings } = database;
   const target = parsePostgresUrl(options.url, `${settings}.url`);
@@ -59,6 +67,11 @@ export async function openMigratedPostgres(
   });
   const latest = database.migrations.reduce((max, m) => Math.max(max, m.version), 0);
   try {
+    if (!existing.create) {
+      const [found] = await sql<{ table: string | null }[]>`
+        SELECT to_regclass(${database.versionTable})::text AS table`;
+      if (found?.table == null) throw existing.missing();
+    }
     await runPostgresMigrations(
       sql,
       {
