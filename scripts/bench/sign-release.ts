@@ -46,6 +46,10 @@ function unstaged(store: SlashingStore): SlashingStore {
   return {
     backend: store.backend,
     strategy: store.strategy,
+    location: store.location,
+    storedGenesisValidatorsRoot: () => store.storedGenesisValidatorsRoot(),
+    bindGenesisValidatorsRoot: (root) => store.bindGenesisValidatorsRoot(root),
+    probeWrite: () => store.probeWrite(),
     checkAndInsertBlock: (gvr, proposal) => store.checkAndInsertBlock(gvr, proposal),
     checkAndInsertAttestation: (gvr, vote) => store.checkAndInsertAttestation(gvr, vote),
     importInterchange: (source) => store.importInterchange(source),
@@ -60,7 +64,7 @@ export async function signRelease(): Promise<Record<string, unknown>> {
   const rounds = envInt("BENCH_RELEASE_ROUNDS", 3);
   const dir = mkdtempSync(join(tmpdir(), "sigil-bench-release-"));
   const logger = benchLogger();
-  const store = await openSqliteStore(join(dir, "slashing.sqlite"));
+  const store = await openSqliteStore(join(dir, "slashing.sqlite"), { create: true });
   const pool = await createPooledBackend(createBlstBackend(), { workers: 1, backendName: "blst" });
   const keys = new KeyStore();
   const key = pool.importSecretKey(benchSecret(0));

@@ -169,6 +169,7 @@ export async function slashing(): Promise<Record<string, unknown>> {
       if (backend === "sqlite" || backend === "sqlite-unsynced") {
         const { openSqliteStore } = await import("../../src/antislashing/backends/sqlite/store");
         store = await openSqliteStore(join(dir, `checks-${backend}.sqlite`), {
+          create: true,
           ...(backend === "sqlite-unsynced" ? { syncWal: async () => {} } : {}),
         });
       } else if (backend === "postgres") {
@@ -176,6 +177,7 @@ export async function slashing(): Promise<Record<string, unknown>> {
           "../../src/antislashing/backends/postgres/store"
         );
         store = await openPostgresStore({
+          create: true,
           url: (await pg?.createDatabase()) ?? "",
           poolSize: 16,
           forceIpv4: false,
@@ -314,7 +316,12 @@ async function postgresRoundTrips(
   try {
     proxy = await startCountingProxy(url.hostname, Number(url.port));
     url.port = String(proxy.port);
-    const store = await openPostgresStore({ url: url.toString(), poolSize: 1, forceIpv4: false });
+    const store = await openPostgresStore({
+      create: true,
+      url: url.toString(),
+      poolSize: 1,
+      forceIpv4: false,
+    });
     try {
       // First records and the statements' first (preparing) use are not counted.
       await runChecks(store, validators, 0, validators, 1);
@@ -385,11 +392,11 @@ async function interchangeChild(
   let store: SlashingStore;
   if (backend === "postgres") {
     const { openPostgresStore } = await import("../../src/antislashing/backends/postgres/store");
-    store = await openPostgresStore({ url: target, poolSize: 16, forceIpv4: false });
+    store = await openPostgresStore({ create: true, url: target, poolSize: 16, forceIpv4: false });
   } else {
     mkdirSync(dirname(target), { recursive: true });
     const { openSqliteStore } = await import("../../src/antislashing/backends/sqlite/store");
-    store = await openSqliteStore(target);
+    store = await openSqliteStore(target, { create: true });
   }
   try {
     const rssBefore = vm(process.pid).rss_mib;

@@ -30,7 +30,7 @@ function assertUint64(what: string, value: bigint): void {
   }
 }
 
-function assertRoot(what: string, root: Uint8Array): void {
+export function assertRoot(what: string, root: Uint8Array): void {
   if (!(root instanceof Uint8Array) || root.length !== 32) {
     throw new TypeError(`${what} must be 32 bytes`);
   }

@@ -1,6 +1,8 @@
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
+import { type FutureBound, futureRefusal } from "./future";
 import type { SlashingStore, StagedDecision } from "./store";
+import type { WriteHealth } from "./write-health";
 
 /** What slashing protection knows of a message: only blocks and attestations carry it. */
 export type SlashableMessage =
@@ -47,10 +49,18 @@ const ON_DISK: Approval = Object.freeze({ durable: Promise.resolve() });
  * computed meanwhile. Refusals and repeats are still answered only once durable, as the store's
  * own checkAndInsert would: they may rest on a record nobody has synced yet.
  */
+export interface StoreGuardOptions {
+  /** `antislashing.max_future_epochs` against the network's clock; absent: no bound (future.ts). */
+  readonly futureBound?: FutureBound;
+  /** Told whether each record reached the disk (the health check's write-health.ts). */
+  readonly writes?: WriteHealth;
+}
+
 export class StoreGuard implements SlashingGuard {
   constructor(
     private readonly store: SlashingStore,
     private readonly logger: Logger,
+    private readonly options: StoreGuardOptions = {},
   ) {}
 
   async approve(pubkey: string, request: GuardedMessage): Promise<Approval> {
@@ -59,25 +69,33 @@ export class StoreGuard implements SlashingGuard {
     const gvr = request.genesisValidatorsRoot;
     if (!gvr)
       throw new SigilError("invalid_request", "fork_info.genesis_validators_root is required");
+    // Before the store, so that such a message is never recorded.
+    const bound = this.options.futureBound;
+    const tooFar = bound ? futureRefusal(message, bound) : null;
+    if (tooFar) throw refusal(tooFar.reason, tooFar.detail);
+    const writes = this.options.writes;
     let staged: StagedDecision;
     try {
       staged = await this.stage(gvr, pubkey, message, request.signingRoot);
     } catch (error) {
+      writes?.failed(error);
       throw this.unavailable(error);
     }
-    const durable = staged.durable.catch((error: unknown) => {
-      throw this.unavailable(error);
-    });
-    durable.catch(() => {});
     const decision = staged.decision;
+    const durable = staged.durable.then(
+      () => {
+        // Only a new record is a write; a repeat or a refusal may have written nothing.
+        if (decision.outcome === "new") writes?.succeeded();
+      },
+      (error: unknown) => {
+        writes?.failed(error);
+        throw this.unavailable(error);
+      },
+    );
+    durable.catch(() => {});
     if (decision.outcome === "refused") {
       await durable;
-      throw new SigilError(
-        "slashing_protection",
-        `${decision.reason}: ${decision.detail}`,
-        undefined,
-        decision.reason,
-      );
+      throw refusal(decision.reason, decision.detail);
     }
     return { durable };
   }
@@ -116,6 +134,10 @@ export class StoreGuard implements SlashingGuard {
       1,
     );
   }
+}
+
+function refusal(reason: string, detail: string): SigilError {
+  return new SigilError("slashing_protection", `${reason}: ${detail}`, undefined, reason);
 }
 
 const onDisk = (decision: StagedDecision["decision"]): StagedDecision => ({

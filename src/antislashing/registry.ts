@@ -1,13 +1,24 @@
 /**
- * Backend name → opener for slashing protection (`antislashing.backend`). Backends are imported
- * lazily, so that a signer on sqlite never loads the PostgreSQL or AWS clients. The composition
- * root (app/slashing.ts) and the offline CLI commands open their store here.
+ * Backend name → opener for slashing protection (`antislashing.backend`), and the one way into a
+ * slashing protection database: serve, `sigil slashing init|import|export` and the Web3Signer
+ * migration all open it here, so every one of them makes the same checks. Backends are imported
+ * lazily, so that a signer on sqlite never loads the PostgreSQL or AWS clients.
+ *
+ * The checks, in order (docs/antislashing.md, "Which database"):
+ *   1. It exists. Only `initialize` (`sigil slashing init`, `--init-slashing-protection`) creates a
+ *      missing sqlite file, PostgreSQL tables or DynamoDB table: a signer that quietly started on a
+ *      new, empty database would sign again what it signed before.
+ *   2. sqlite: it is the file the last writer wrote, and no other process writes it (the backend).
+ *   3. It belongs to the configured chain. Creation records the network's genesis validators
+ *      root; a database recording another one is refused, and one recording none (made by an
+ *      earlier sigil and never used) is bound only by `initialize`.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "../observability/log";
 import { type PostgresSettings, poolOptions } from "../storage/postgres/settings";
-import type { SlashingStore } from "./store";
+import { bytesEqual, bytesToHex } from "./encoding";
+import { SlashingDatabaseError, type SlashingStore } from "./store";
 
 export type SlashingBackend = SlashingStore["backend"];
 
@@ -20,30 +31,71 @@ export interface SlashingSettings extends PostgresSettings {
   readonly table?: string;
 }
 
+/** The chain the configuration names, which a database must belong to. */
+export interface ConfiguredChain {
+  /** As operators name it: "mainnet", "mainnet (with network_config)". */
+  readonly network: string;
+  /** Unknown for a custom network whose network_config does not set it. */
+  readonly genesisValidatorsRoot: Uint8Array | undefined;
+}
+
 export interface OpenOptions {
   /** Logs under the `antislashing` target. */
   readonly logger: Logger;
   /** sqlite: "background" moves WAL checkpoints off the event loop (the signer's choice). */
-  readonly sqliteCheckpoints: "inline" | "background";
+  readonly sqliteCheckpoints?: "inline" | "background";
+  /**
+   * "write": serve, import, a migration (sqlite: the writer lock). "read": export, a dry run
+   * (sqlite: read-only, beside a running signer; a database not yet bound is opened as it is).
+   */
+  readonly access: "write" | "read";
+  /** Create a missing database, and bind one that records no root, to `chain`. */
+  readonly initialize: boolean;
+  readonly chain: ConfiguredChain;
 }
 
-type Opener = (settings: SlashingSettings, options: OpenOptions) => Promise<SlashingStore>;
+export interface OpenedDatabase {
+  readonly store: SlashingStore;
+  /** The root the database records (null: a reader on a database never bound, or noop). */
+  readonly genesisValidatorsRoot: Uint8Array | null;
+  /** This open bound the database to the configured chain: it was created, or had no root. */
+  readonly initialized: boolean;
+}
+
+interface BackendOptions {
+  readonly logger: Logger;
+  readonly sqliteCheckpoints: "inline" | "background";
+  readonly access: "write" | "read";
+  readonly create: boolean;
+}
+
+type Opener = (settings: SlashingSettings, options: BackendOptions) => Promise<SlashingStore>;
 
 const BACKENDS: Readonly<Record<SlashingBackend, Opener>> = {
-  async sqlite(settings, { logger, sqliteCheckpoints }) {
-    // The database directory is created (owner-only) so that a fresh install just works.
-    mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
+  async sqlite(settings, { logger, sqliteCheckpoints, access, create }) {
+    // Only a database about to be created gets its directory (owner-only).
+    if (create) mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
     const { openSqliteStore } = await import("./backends/sqlite/store");
-    return openSqliteStore(settings.path, { checkpoints: sqliteCheckpoints, logger });
+    return openSqliteStore(settings.path, {
+      create,
+      access,
+      checkpoints: sqliteCheckpoints,
+      logger,
+    });
   },
-  async postgres(settings, { logger }) {
+  async postgres(settings, { logger, create }) {
     const { openPostgresStore } = await import("./backends/postgres/store");
-    return openPostgresStore(poolOptions(settings, logger));
+    return openPostgresStore({ ...poolOptions(settings, logger), create });
   },
-  async dynamodb(settings, { logger }) {
+  async dynamodb(settings, { logger, create }) {
     const { openDynamoStore } = await import("./backends/dynamodb/store");
     const { createDynamoClient } = await import("../storage/dynamodb/client");
-    return openDynamoStore({ table: settings.table ?? "", client: createDynamoClient(), logger });
+    return openDynamoStore({
+      table: settings.table ?? "",
+      client: createDynamoClient(),
+      logger,
+      create,
+    });
   },
   async noop() {
     const { createNoopStore } = await import("./backends/noop/store");
@@ -51,15 +103,92 @@ const BACKENDS: Readonly<Record<SlashingBackend, Opener>> = {
   },
 };
 
-/** Opens the slashing protection store `settings.backend` names. */
-export function openSlashingBackend(
+/**
+ * Opens the slashing protection database `settings` names, after the checks above; throws
+ * SlashingDatabaseError (nothing created or written) when one fails.
+ */
+export async function openSlashingDatabase(
   settings: SlashingSettings,
-  logger: Logger,
-  /** sqlite: "background" moves WAL checkpoints off the event loop (the signer's choice). */
-  sqliteCheckpoints: "inline" | "background" = "inline",
-): Promise<SlashingStore> {
-  return BACKENDS[settings.backend](settings, {
-    logger: logger.child("antislashing"),
-    sqliteCheckpoints,
+  options: OpenOptions,
+): Promise<OpenedDatabase> {
+  const logger = options.logger.child("antislashing");
+  const { chain, initialize } = options;
+  if (initialize && options.access === "read") {
+    throw new Error("openSlashingDatabase: a reader cannot initialize a database");
+  }
+  const configured = chain.genesisValidatorsRoot;
+  if (settings.backend !== "noop" && initialize && configured === undefined) {
+    throw new SlashingDatabaseError(
+      "unknown_chain",
+      `cannot initialize the slashing protection database for ${chain.network}: ` +
+        "network_config sets no genesis_validators_root, so the chain to bind it to is unknown. " +
+        "Set network_config.genesis_validators_root (a beacon node answers it at " +
+        "/eth/v1/beacon/genesis)",
+    );
+  }
+  const store = await BACKENDS[settings.backend](settings, {
+    logger,
+    sqliteCheckpoints: options.sqliteCheckpoints ?? "inline",
+    access: options.access,
+    create: initialize,
   });
+  if (store.backend === "noop") {
+    return { store, genesisValidatorsRoot: null, initialized: false };
+  }
+  try {
+    return await checkChain(store, options, logger);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+}
+
+async function checkChain(
+  store: SlashingStore,
+  { chain, initialize, access }: OpenOptions,
+  logger: Logger,
+): Promise<OpenedDatabase> {
+  const configured = chain.genesisValidatorsRoot;
+  const stored = await store.storedGenesisValidatorsRoot();
+  if (stored === null) {
+    if (initialize && configured !== undefined) {
+      const bound = await store.bindGenesisValidatorsRoot(configured);
+      if (!bytesEqual(bound, configured)) throw chainMismatch(store, bound, chain, configured);
+      logger.info(
+        `slashing protection database ${store.location} initialized for ${chain.network}: it holds no history`,
+        { backend: store.backend, genesis_validators_root: bytesToHex(configured) },
+      );
+      return { store, genesisValidatorsRoot: bound, initialized: true };
+    }
+    if (access === "read") return { store, genesisValidatorsRoot: null, initialized: false };
+    throw new SlashingDatabaseError(
+      "not_initialized",
+      `slashing protection database ${store.location} records no genesis validators root: it ` +
+        "was never initialized (an earlier sigil made it and nothing was signed or imported)",
+    );
+  }
+  if (configured === undefined) {
+    logger.info(
+      "network_config sets no genesis_validators_root: the database's chain is not checked against the configuration",
+      { database: store.location, genesis_validators_root: bytesToHex(stored) },
+    );
+  } else if (!bytesEqual(stored, configured)) {
+    throw chainMismatch(store, stored, chain, configured);
+  }
+  return { store, genesisValidatorsRoot: stored, initialized: false };
+}
+
+function chainMismatch(
+  store: SlashingStore,
+  stored: Uint8Array,
+  chain: ConfiguredChain,
+  configured: Uint8Array,
+): SlashingDatabaseError {
+  return new SlashingDatabaseError(
+    "chain_mismatch",
+    `slashing protection database ${store.location} belongs to the chain with genesis validators ` +
+      `root ${bytesToHex(stored)}, but sigil is configured for ${chain.network} ` +
+      `(${bytesToHex(configured)}): one database serves one chain. Point antislashing at this ` +
+      "network's database, or correct `network`",
+  );
 }

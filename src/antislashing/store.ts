@@ -33,7 +33,10 @@ export type RefusalReason =
   | "source_after_target"
   | "attestation_source_below_low_watermark"
   | "attestation_target_below_low_watermark"
-  | "genesis_validators_root_mismatch";
+  | "genesis_validators_root_mismatch"
+  /** The future-epoch bound (future.ts), applied before the store: such a message is never recorded. */
+  | "block_slot_too_far_in_future"
+  | "attestation_target_too_far_in_future";
 
 export type Decision =
   | { readonly outcome: "new" }
@@ -125,6 +128,24 @@ export interface ImportReport {
 export interface SlashingStore {
   readonly backend: "sqlite" | "postgres" | "dynamodb" | "noop";
   readonly strategy: ProtectionStrategy;
+  /**
+   * Where the records live, for log lines and errors: the sqlite file, the PostgreSQL database
+   * (never its password), the DynamoDB table.
+   */
+  readonly location: string;
+  /** The genesis validators root recorded in the database; null while none is. */
+  storedGenesisValidatorsRoot(): Promise<Uint8Array | null>;
+  /**
+   * Records `root` as the database's chain when none is recorded yet (creation binds the database
+   * to the configured network); resolves, once durable, with the root recorded either way, which
+   * differs from `root` when the database belongs to another chain.
+   */
+  bindGenesisValidatorsRoot(root: Uint8Array): Promise<Uint8Array>;
+  /**
+   * A durable write that changes nothing, through the same path as a check's (health, after a
+   * write failed: has the database become writable again?). Rejects when it cannot be made.
+   */
+  probeWrite(): Promise<void>;
   checkAndInsertBlock(
     genesisValidatorsRoot: Uint8Array,
     proposal: BlockProposal,
@@ -168,6 +189,38 @@ export interface SlashingStore {
 
 export class SlashingImportError extends Error {
   override readonly name = "SlashingImportError";
+}
+
+/**
+ * Why a slashing protection database cannot be used as it is found (opening it, at start-up):
+ *   missing          it does not exist; only `sigil slashing init` (or --init-slashing-protection)
+ *                    creates one
+ *   not_initialized  it exists but records no genesis validators root (made by an older sigil,
+ *                    never used): init binds it
+ *   not_a_database   the file is empty or not a sigil slashing protection database
+ *   replaced         the files at the path are not the ones the last writer had open
+ *   chain_mismatch   it belongs to another chain than the configured network
+ *   unknown_chain    creating or binding one needs the network's genesis validators root, which
+ *                    the configuration does not give
+ *   in_use           another process writes it (sqlite: one writer per file)
+ */
+export type DatabaseProblem =
+  | "missing"
+  | "not_initialized"
+  | "not_a_database"
+  | "replaced"
+  | "chain_mismatch"
+  | "unknown_chain"
+  | "in_use";
+
+export class SlashingDatabaseError extends Error {
+  override readonly name = "SlashingDatabaseError";
+  constructor(
+    readonly problem: DatabaseProblem,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** Export from a store that never recorded a genesis validators root: there is nothing to export. */

@@ -1,5 +1,6 @@
 import { StoreGuard } from "../antislashing/guard";
 import type { SlashingStore } from "../antislashing/store";
+import { WriteHealth } from "../antislashing/write-health";
 import type { BlsBackend } from "../bls/backend";
 import { type BlsWorkerStats, createPooledBackend, defaultBlsWorkers } from "../bls/pool";
 import { loadBlsBackend } from "../bls/select";
@@ -26,7 +27,6 @@ import type { Logger } from "../observability/log";
 import { createTracer, type Tracer } from "../observability/tracing";
 import { CanaryMonitor } from "../signing/canary";
 import { JobLimiter } from "../signing/limiter";
-import { resolveNetwork } from "../signing/network";
 import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
 import { wireAuth } from "./auth";
@@ -34,7 +34,13 @@ import { wireCloudKv } from "./cloud-kv";
 import { wireKeyManager } from "./keymanager";
 import { keysHealth, loadConfiguredKeys } from "./keys";
 import { wireMetrics } from "./metrics";
-import { openSlashingStore, schedulePruning, slashingHealth } from "./slashing";
+import {
+  configuredNetwork,
+  futureBound,
+  openSlashingStore,
+  schedulePruning,
+  slashingHealth,
+} from "./slashing";
 
 export interface RunningSigner {
   readonly http: RunningHttpServer;
@@ -46,11 +52,20 @@ export interface RunningSigner {
   stop(): Promise<{ forced: boolean }>;
 }
 
+export interface StartOptions {
+  /**
+   * `--init-slashing-protection`: create the slashing protection database when it is missing (and
+   * bind one that records no chain). Without it a missing database stops start-up.
+   */
+  readonly initSlashingProtection?: boolean;
+}
+
 /** The composition root: the one place that knows which concrete parts make up a signer. */
 export async function startSigner(
   config: Config,
   logger: Logger,
   env: Record<string, string | undefined> = process.env,
+  options: StartOptions = {},
 ): Promise<RunningSigner> {
   const log = logger.child("app");
   // Files named by the configuration are checked before anything starts, like the rest of it.
@@ -65,8 +80,17 @@ export async function startSigner(
   let tracer: Tracer | undefined;
   try {
     // The database first: an unreachable one should fail start-up before slow keystore decryption.
-    store = await openSlashingStore(config, logger, "background");
-    log.info("slashing protection", { backend: store.backend, strategy: store.strategy });
+    const opened = await openSlashingStore(config, logger, {
+      access: "write",
+      initialize: options.initSlashingProtection === true,
+      sqliteCheckpoints: "background",
+    });
+    store = opened.store;
+    log.info("slashing protection", {
+      backend: store.backend,
+      strategy: store.strategy,
+      database: store.location,
+    });
     // Disabled: a no-op, and the OpenTelemetry SDK is never loaded.
     tracer = await createTracer(config.opentelemetry);
     if (tracer.enabled) log.info("tracing", { endpoint: config.opentelemetry.endpoint });
@@ -136,7 +160,8 @@ async function startWithStore(
   const keySummary = await loadConfiguredKeys(config, keys, bls, logger);
   if (keys.count() === 0)
     log.warn("no keys loaded: every sign request will get 404 unknown_pubkey");
-  const network = resolveNetwork(config.network, config.network_config);
+  const network = configuredNetwork(config);
+  const writes = new WriteHealth();
   const stopPruning = schedulePruning(store, config, logger);
   const limiter = new JobLimiter({
     maxConcurrent: config.max_concurrent_signing_jobs,
@@ -186,13 +211,16 @@ async function startWithStore(
       data: { state: seal.isUnsealed() ? "unsealed" : "sealed" },
     }));
   }
-  health.register("slashing_protection", () => slashingHealth(store));
+  health.register("slashing_protection", () => slashingHealth(store, writes));
 
   const signing = new SigningService({
     keys,
     bls,
     limiter,
-    guard: new StoreGuard(store, logger.child("antislashing")),
+    guard: new StoreGuard(store, logger.child("antislashing"), {
+      futureBound: futureBound(config, network, logger),
+      writes,
+    }),
     network,
     canaries: new CanaryMonitor(config.canary_keys, metrics.canaryCounter, logger.child("canary")),
     logger: logger.child("signing"),

@@ -1,28 +1,120 @@
-import { openSlashingBackend } from "../antislashing/registry";
+import type { FutureBound } from "../antislashing/future";
+import { type OpenedDatabase, openSlashingDatabase } from "../antislashing/registry";
 import type { SlashingStore } from "../antislashing/store";
+import type { WriteHealth } from "../antislashing/write-health";
 import type { Config } from "../config/schema";
 import type { CheckResult } from "../observability/health";
 import type { Logger } from "../observability/log";
+import { type NetworkConstants, resolveNetwork, SLOTS_PER_EPOCH } from "../signing/network";
 
-/** Opens the configured slashing protection store (antislashing/registry.ts). */
+export interface SlashingOpenOptions {
+  /** "write": serve, import, migrate. "read": export, dry runs (antislashing/registry.ts). */
+  readonly access: "write" | "read";
+  /** `sigil slashing init`, `--init-slashing-protection`: create a missing database, bind it. */
+  readonly initialize: boolean;
+  /** sqlite: "background" moves WAL checkpoints off the event loop (the signer's choice). */
+  readonly sqliteCheckpoints?: "inline" | "background";
+}
+
+/** The configured network, as slashing protection and signing see it. */
+export function configuredNetwork(config: Config): NetworkConstants {
+  return resolveNetwork(config.network, config.network_config);
+}
+
+/**
+ * Opens the configured slashing protection database through the checks of
+ * antislashing/registry.ts (it exists, it is the file last written, it belongs to the configured
+ * network); rejects with SlashingDatabaseError when one fails.
+ */
 export function openSlashingStore(
   config: Config,
   logger: Logger,
-  /** sqlite: "background" moves WAL checkpoints off the event loop (the signer's choice). */
-  sqliteCheckpoints: "inline" | "background" = "inline",
-): Promise<SlashingStore> {
-  return openSlashingBackend(config.antislashing, logger, sqliteCheckpoints);
+  options: SlashingOpenOptions,
+): Promise<OpenedDatabase> {
+  const network = configuredNetwork(config);
+  return openSlashingDatabase(config.antislashing, {
+    logger,
+    access: options.access,
+    initialize: options.initialize,
+    sqliteCheckpoints: options.sqliteCheckpoints,
+    chain: { network: network.name, genesisValidatorsRoot: network.genesisValidatorsRoot },
+  });
 }
 
-export async function slashingHealth(store: SlashingStore): Promise<CheckResult> {
+/**
+ * The future-epoch bound of `antislashing.max_future_epochs` on the network's clock, or none (with
+ * a start-up line saying so) when the genesis time is unknown.
+ */
+export function futureBound(
+  config: Config,
+  network: NetworkConstants,
+  logger: Logger,
+): FutureBound | undefined {
+  const log = logger.child("antislashing");
+  if (config.antislashing.backend === "noop") return undefined;
+  if (network.genesisTime === undefined) {
+    log.warn(
+      "future-epoch bound OFF: network_config sets no genesis_time, so the wall-clock epoch is unknown; blocks and attestations for any future epoch are recorded (set network_config.genesis_time)",
+    );
+    return undefined;
+  }
+  const bound: FutureBound = {
+    clock: {
+      genesisTime: network.genesisTime,
+      secondsPerSlot: network.secondsPerSlot,
+      slotsPerEpoch: SLOTS_PER_EPOCH,
+    },
+    maxFutureEpochs: BigInt(config.antislashing.max_future_epochs),
+  };
+  log.info("future-epoch bound", {
+    max_future_epochs: config.antislashing.max_future_epochs,
+    genesis_time: Number(network.genesisTime),
+  });
+  return bound;
+}
+
+/**
+ * UP when the database answers and the last durable write did not fail. After a failed write it
+ * stays DOWN until a write succeeds: a signature's record, or the probe made here (a write that
+ * changes nothing, through the same path as a check's).
+ */
+export async function slashingHealth(
+  store: SlashingStore,
+  writes?: WriteHealth,
+): Promise<CheckResult> {
   const started = performance.now();
+  const failure = writes?.lastFailure ?? null;
+  if (failure !== null) {
+    try {
+      await store.probeWrite();
+      writes?.succeeded();
+    } catch {
+      return {
+        status: "DOWN",
+        data: { backend: store.backend, error: "the last write failed, and a new one fails too" },
+      };
+    }
+  }
   try {
     await store.ping();
     const latency = Math.round((performance.now() - started) * 100) / 100;
     return { status: "UP", data: { backend: store.backend, latency_ms: latency } };
-  } catch {
-    return { status: "DOWN", data: { backend: store.backend, error: "database unreachable" } };
+  } catch (error) {
+    return {
+      status: "DOWN",
+      data: { backend: store.backend, error: unavailableReason(error) },
+    };
   }
+}
+
+/** What the health data says, in a few words: no paths beyond the database's own, no secrets. */
+function unavailableReason(error: unknown): string {
+  const name = error instanceof Error ? error.name : "";
+  if (name === "DatabaseFileChangedError") {
+    return "the database files changed on disk while open; restart required (see the log)";
+  }
+  if (name === "WalSyncError") return "a sync to disk failed; check the disk, then reboot";
+  return "database unreachable";
 }
 
 /** Runs pruning at start-up and then every interval, when enabled and the backend keeps history. */

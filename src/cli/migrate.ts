@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { configuredNetwork } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { resolveSecret } from "../config/validate";
 import {
@@ -6,8 +7,8 @@ import {
   MigrationRefusedError,
   type MigrationReport,
   migrateWeb3Signer,
-  NETWORK_GENESIS_VALIDATORS_ROOTS,
 } from "../migrate/web3signer/migrate";
+import { toHex } from "../wire/hex";
 import { configArgs, loadConfigOrExit } from "./config-args";
 import { EXIT_USAGE, fail, printWarnings } from "./exit";
 import { withStore } from "./slashing";
@@ -39,7 +40,8 @@ const web3signerCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras } = loadConfigOrExit(rawArgs, FLAGS);
+    const { config, extras, configPath } = loadConfigOrExit(rawArgs, FLAGS);
+    const dryRun = extras["dry-run"] === true;
     // Loaded here, so that no other command (serve above all) loads the PostgreSQL client.
     const { checkDatabaseUrl, readWeb3Signer, redact, Web3SignerDatabaseError } = await import(
       "../migrate/web3signer/reader"
@@ -52,19 +54,23 @@ const web3signerCommand = defineCommand({
         throw error;
       }
     });
-    const report = await withStore(config, (store) =>
-      readWeb3Signer(url, "--db-url", (snapshot) =>
-        migrateWeb3Signer(snapshot, store, {
-          network: knownNetwork(config),
-          ignoreHighWatermark: extras["ignore-high-watermark"] === true,
-          dryRun: extras["dry-run"] === true,
+    // A dry run writes nothing: it reads sigil's database as export does, beside a running signer.
+    const report = await withStore(
+      config,
+      (store) =>
+        readWeb3Signer(url, "--db-url", (snapshot) =>
+          migrateWeb3Signer(snapshot, store, {
+            network: knownNetwork(config),
+            ignoreHighWatermark: extras["ignore-high-watermark"] === true,
+            dryRun,
+          }),
+        ).catch((error: unknown) => {
+          const known =
+            error instanceof MigrationRefusedError || error instanceof Web3SignerDatabaseError;
+          const message = error instanceof Error ? error.message : String(error);
+          fail(redact(known ? message : `migration failed: ${message}`, url));
         }),
-      ).catch((error: unknown) => {
-        const known =
-          error instanceof MigrationRefusedError || error instanceof Web3SignerDatabaseError;
-        const message = error instanceof Error ? error.message : String(error);
-        fail(redact(known ? message : `migration failed: ${message}`, url));
-      }),
+      { access: dryRun ? "read" : "write", configPath },
     );
     printWarnings(warnings(report));
     process.stdout.write(summary(report, config.antislashing.backend));
@@ -88,11 +94,13 @@ function databaseUrl(raw: unknown, check: (url: string) => void): string {
   return resolved.value;
 }
 
-/** A named network's root; none for a custom network (network_config), which sigil cannot know. */
+/** The configured network's root; none for a custom network whose network_config gives none. */
 function knownNetwork(config: Config): { name: string; genesisValidatorsRoot: string } | undefined {
-  if (config.network_config !== undefined) return undefined;
-  const root = NETWORK_GENESIS_VALIDATORS_ROOTS[config.network];
-  return root === undefined ? undefined : { name: config.network, genesisValidatorsRoot: root };
+  const network = configuredNetwork(config);
+  const root = network.genesisValidatorsRoot;
+  return root === undefined
+    ? undefined
+    : { name: network.name, genesisValidatorsRoot: toHex(root) };
 }
 
 /** Legacy validators named one by one before the rest are only counted. */

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { SlashingDatabaseError } from "../antislashing/store";
 import { unsupportedFeatures } from "../app/features";
 import { listenForStopSignals, runUntilStopped } from "../app/lifecycle";
 import { applySeccomp } from "../app/seccomp";
@@ -7,12 +8,26 @@ import { ConfigProblemsError } from "../config/problems";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
 import { configArgs, loadConfigOrExit } from "./config-args";
 import { EXIT_USAGE, fail, failWithProblems } from "./exit";
+import { failToOpen } from "./slashing";
+
+const INIT_FLAG = "init-slashing-protection";
 
 export const serveCommand = defineCommand({
   meta: { name: "serve", description: "Run the signer (the default when only options are given)" },
-  args: configArgs(),
+  args: {
+    ...configArgs(),
+    [INIT_FLAG]: {
+      type: "boolean",
+      description:
+        "Create the slashing protection database if it does not exist (for the configured network); without it a missing database stops start-up",
+    },
+  },
   async run({ rawArgs }) {
-    const { config } = loadConfigOrExit(rawArgs, undefined, true);
+    const { config, extras, configPath } = loadConfigOrExit(
+      rawArgs,
+      { [INIT_FLAG]: { type: "boolean" } },
+      true,
+    );
     const unsupported = unsupportedFeatures(config);
     if (unsupported.length > 0) failWithProblems(unsupported);
     const filter = parseLogFilter(config.logging.level);
@@ -25,10 +40,16 @@ export const serveCommand = defineCommand({
     const signals = listenForStopSignals(logger);
     let signer: Awaited<ReturnType<typeof startSigner>>;
     try {
-      signer = await startSigner(config, logger);
+      signer = await startSigner(config, logger, process.env, {
+        initSlashingProtection: extras[INIT_FLAG] === true,
+      });
       await applySeccomp(config, signer, logger);
     } catch (error) {
       if (error instanceof ConfigProblemsError) failWithProblems(error.problems);
+      // Missing, not the one last written, another chain's (exit 2), or in use (exit 1).
+      if (error instanceof SlashingDatabaseError) {
+        failToOpen(error, configPath, ` (or start once with --${INIT_FLAG})`);
+      }
       fail(
         `cannot start: ${startupReason(error, config.server.listen_address, config.server.listen_port)}`,
       );

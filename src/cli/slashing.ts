@@ -1,18 +1,21 @@
 import { renameSync, rmSync } from "node:fs";
 import { defineCommand } from "citty";
+import { bytesToHex } from "../antislashing/encoding";
 import { readInterchange, writeInterchange } from "../antislashing/interchange";
-import { openSlashingBackend } from "../antislashing/registry";
+import type { OpenedDatabase } from "../antislashing/registry";
 import {
   type InterchangeSource,
   NothingToExportError,
+  SlashingDatabaseError,
   SlashingImportError,
   type SlashingStore,
 } from "../antislashing/store";
+import { configuredNetwork, openSlashingStore } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
 import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { configArgs, loadConfigOrExit } from "./config-args";
-import { EXIT_USAGE, fail } from "./exit";
+import { EXIT_FAILURE, EXIT_USAGE, fail } from "./exit";
 
 const fileArg = {
   file: {
@@ -22,10 +25,43 @@ const fileArg = {
   },
 } as const;
 
-/** Runs `run` on the configured slashing store (logging at warn); exits 1 if it cannot be opened. */
+export interface StoreAccess {
+  /** "write" (import, migrate; sqlite: the writer lock) or "read" (export, dry runs). */
+  readonly access: "write" | "read";
+  /** `sigil slashing init`: create a missing database, bind an unbound one. */
+  readonly initialize?: boolean;
+  /** The `-c` file, named in the command an error suggests. */
+  readonly configPath?: string;
+}
+
+/**
+ * Exits for a database that cannot be opened: 2 for one that is missing, not initialized, not
+ * the one last written or of another chain (fix the files or the configuration; nothing was
+ * started), 1 for one another process writes or that cannot be reached. Where `sigil slashing
+ * init` is the way on, the message ends with it (and `orFlag`: how the command at hand can do the
+ * same, serve's --init-slashing-protection).
+ */
+export function failToOpen(error: unknown, configPath: string | undefined, orFlag = ""): never {
+  if (error instanceof SlashingDatabaseError) {
+    const init = `\`sigil slashing init -c ${configPath ?? "<config file>"}\`${orFlag}`;
+    const hint =
+      error.problem === "missing"
+        ? ` To create a new, empty one: ${init}.`
+        : error.problem === "not_initialized"
+          ? ` To bind it to the configured network: ${init}.`
+          : "";
+    fail(`${error.message}${hint}`, error.problem === "in_use" ? EXIT_FAILURE : EXIT_USAGE);
+  }
+  fail(
+    `cannot open the slashing protection database: ${error instanceof Error ? error.message : String(error)}`,
+  );
+}
+
+/** Runs `run` on the configured slashing store (logging at warn); exits if it cannot be opened. */
 export async function withStore<T>(
   config: Config,
-  run: (store: SlashingStore) => Promise<T>,
+  run: (store: SlashingStore, opened: OpenedDatabase) => Promise<T>,
+  how: StoreAccess,
 ): Promise<T> {
   const filter = parseLogFilter("warn");
   if (!filter.ok) throw new Error(filter.error);
@@ -34,20 +70,49 @@ export async function withStore<T>(
     format: config.logging.format,
     color: resolveColor(config.logging.log_color, process.stderr.isTTY === true, process.env),
   });
-  let store: SlashingStore;
+  let opened: OpenedDatabase;
   try {
-    store = await openSlashingBackend(config.antislashing, logger);
+    opened = await openSlashingStore(config, logger, {
+      access: how.access,
+      initialize: how.initialize === true,
+    });
   } catch (error) {
-    fail(
-      `cannot open the slashing protection database: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    failToOpen(error, how.configPath);
   }
   try {
-    return await run(store);
+    return await run(opened.store, opened);
   } finally {
-    await store.close();
+    await opened.store.close();
   }
 }
+
+const initCommand = defineCommand({
+  meta: {
+    name: "init",
+    description:
+      "Create the configured slashing protection database for the configured network (the only way besides serve --init-slashing-protection)",
+  },
+  args: configArgs(),
+  async run({ rawArgs }) {
+    const { config, configPath } = loadConfigOrExit(rawArgs);
+    if (config.antislashing.backend === "noop") {
+      process.stdout.write("antislashing.backend is noop: there is no database to initialize\n");
+      return;
+    }
+    const network = configuredNetwork(config).name;
+    const line = await withStore(
+      config,
+      async (store, opened) => {
+        const root = bytesToHex(opened.genesisValidatorsRoot ?? new Uint8Array());
+        return opened.initialized
+          ? `slashing protection database ${store.location} initialized for ${network} (genesis validators root ${root}): it holds no history`
+          : `slashing protection database ${store.location} was already initialized for ${network} (genesis validators root ${root}); nothing changed`;
+      },
+      { access: "write", initialize: true, configPath },
+    );
+    process.stdout.write(`${line}\n`);
+  },
+});
 
 const importCommand = defineCommand({
   meta: {
@@ -56,23 +121,29 @@ const importCommand = defineCommand({
   },
   args: { ...configArgs(), ...fileArg },
   async run({ rawArgs }) {
-    const { config, extras } = loadConfigOrExit(rawArgs, { file: { type: "string" } });
+    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+      file: { type: "string" },
+    });
     const file = extras.file as string | undefined;
     if (!file) fail("--file is required (use - for standard input)", EXIT_USAGE);
     const input = file === "-" ? Bun.stdin.stream() : Bun.file(file).stream();
-    const report = await withStore(config, async (store) => {
-      try {
-        return await store.importInterchange(await readInterchange(input));
-      } catch (error) {
-        if (
-          error instanceof SlashingImportError ||
-          (error as NodeJS.ErrnoException).code === "ENOENT"
-        ) {
-          fail(`import refused, nothing was changed: ${(error as Error).message}`);
+    const report = await withStore(
+      config,
+      async (store) => {
+        try {
+          return await store.importInterchange(await readInterchange(input));
+        } catch (error) {
+          if (
+            error instanceof SlashingImportError ||
+            (error as NodeJS.ErrnoException).code === "ENOENT"
+          ) {
+            fail(`import refused, nothing was changed: ${(error as Error).message}`);
+          }
+          throw error;
         }
-        throw error;
-      }
-    });
+      },
+      { access: "write", configPath },
+    );
     process.stderr.write(
       `imported ${report.validators} validators (${report.blocks} blocks, ${report.attestations} attestations)\n`,
     );
@@ -90,37 +161,41 @@ const exportCommand = defineCommand({
     pubkeys: { type: "string", description: "Only these validators (comma-separated, repeatable)" },
   },
   async run({ rawArgs }) {
-    const { config, extras } = loadConfigOrExit(rawArgs, {
+    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
       file: { type: "string" },
       pubkeys: { type: "string", multiple: true },
     });
     const file = extras.file as string | undefined;
     if (!file) fail("--file is required (use - for standard output)", EXIT_USAGE);
     const pubkeys = parsePubkeys(extras.pubkeys as string[] | undefined);
-    await withStore(config, async (store) => {
-      let source: InterchangeSource;
-      try {
-        source = await store.exportInterchange(pubkeys);
-      } catch (error) {
-        if (error instanceof NothingToExportError) fail(`export: ${error.message}`);
-        throw error;
-      }
-      if (file === "-") {
-        await writeInterchange(source, (chunk) => void process.stdout.write(chunk));
-        return;
-      }
-      // Written beside the target and renamed, so a failed export never leaves a truncated file.
-      const temporary = `${file}.partial-${process.pid}`;
-      const writer = Bun.file(temporary).writer();
-      try {
-        await writeInterchange(source, (chunk) => void writer.write(chunk));
-        await writer.end();
-        renameSync(temporary, file);
-      } catch (error) {
-        rmSync(temporary, { force: true });
-        throw error;
-      }
-    });
+    await withStore(
+      config,
+      async (store) => {
+        let source: InterchangeSource;
+        try {
+          source = await store.exportInterchange(pubkeys);
+        } catch (error) {
+          if (error instanceof NothingToExportError) fail(`export: ${error.message}`);
+          throw error;
+        }
+        if (file === "-") {
+          await writeInterchange(source, (chunk) => void process.stdout.write(chunk));
+          return;
+        }
+        // Written beside the target and renamed, so a failed export never leaves a truncated file.
+        const temporary = `${file}.partial-${process.pid}`;
+        const writer = Bun.file(temporary).writer();
+        try {
+          await writeInterchange(source, (chunk) => void writer.write(chunk));
+          await writer.end();
+          renameSync(temporary, file);
+        } catch (error) {
+          rmSync(temporary, { force: true });
+          throw error;
+        }
+      },
+      { access: "read", configPath },
+    );
   },
 });
 
@@ -138,7 +213,8 @@ function parsePubkeys(values: string[] | undefined): string[] | undefined {
 export const slashingCommand = defineCommand({
   meta: {
     name: "slashing",
-    description: "Import or export slashing protection data (EIP-3076 interchange)",
+    description:
+      "Create the slashing protection database, or import or export its data (EIP-3076 interchange)",
   },
-  subCommands: { import: importCommand, export: exportCommand },
+  subCommands: { init: initCommand, import: importCommand, export: exportCommand },
 });

@@ -2,7 +2,7 @@
  * The behaviour every SlashingStore backend must show, as one bun:test suite. Call it from a
  * backend's test file:
  *
- *   slashingConformanceSuite("sqlite", () => openSqliteStore(tempPath()), {
+ *   slashingConformanceSuite("sqlite", () => openSqliteStore(tempPath(), { create: true }), {
  *     strategy: "complete",
  *     prunes: true,
  *     stages: true,
@@ -137,6 +137,21 @@ export function slashingConformanceSuite(
         await store.ping();
       });
 
+      test("a write probe succeeds on an open store and changes nothing", async () => {
+        await store.probeWrite();
+        expect(await store.storedGenesisValidatorsRoot()).toBeNull();
+        expect(await rejection(store.exportInterchange())).toBeInstanceOf(Error);
+        if (options.strategy === "none") return;
+        expectOutcome(await store.checkAndInsertBlock(GVR_A, block(V1, 10, root("b", 10))), "new");
+        const before = await exported(store);
+        await store.probeWrite();
+        expect(await exported(store)).toEqual(before);
+      });
+
+      test("location names where the records live", () => {
+        expect(store.location.length).toBeGreaterThan(0);
+      });
+
       test("close resolves, is idempotent, and the store is unusable afterwards", async () => {
         await store.close();
         await store.close();
@@ -144,6 +159,8 @@ export function slashingConformanceSuite(
         expect(
           await rejection(store.checkAndInsertBlock(GVR_A, block(V1, 1, root("b", 1)))),
         ).toBeInstanceOf(Error);
+        expect(await rejection(store.probeWrite())).toBeInstanceOf(Error);
+        expect(await rejection(store.storedGenesisValidatorsRoot())).toBeInstanceOf(Error);
       });
     });
 
@@ -215,6 +232,36 @@ export function slashingConformanceSuite(
 
       test("exporting a store that never saw a root rejects", async () => {
         expect(await rejection(store.exportInterchange())).toBeInstanceOf(Error);
+      });
+
+      test("binding records the root once: a second bind, or another root, keeps the first", async () => {
+        expect(await store.storedGenesisValidatorsRoot()).toBeNull();
+        expect(bytesToHex(await store.bindGenesisValidatorsRoot(GVR_A))).toBe(bytesToHex(GVR_A));
+        expect(bytesToHex((await store.storedGenesisValidatorsRoot()) ?? ZERO_ROOT)).toBe(
+          bytesToHex(GVR_A),
+        );
+        expect(bytesToHex(await store.bindGenesisValidatorsRoot(GVR_A))).toBe(bytesToHex(GVR_A));
+        // Another chain's root is not recorded: the stored one comes back, and it still rules.
+        expect(bytesToHex(await store.bindGenesisValidatorsRoot(GVR_B))).toBe(bytesToHex(GVR_A));
+        expectRefused(
+          await store.checkAndInsertBlock(GVR_B, block(V1, 1, root("b", 1))),
+          "genesis_validators_root_mismatch",
+        );
+        const foreign = interchange(GVR_B, [{ pubkey: V2, blocks: [iBlock(5)], attestations: [] }]);
+        expect(await rejection(store.importInterchange(foreign))).toBeInstanceOf(
+          SlashingImportError,
+        );
+        // A bound store exports its root with no validators.
+        const empty = await store.exportInterchange();
+        expect(empty.metadata.genesis_validators_root).toBe(bytesToHex(GVR_A));
+        expect((await exported(store)).size).toBe(0);
+      });
+
+      test("the first check or import records the root it came with", async () => {
+        expectOutcome(await store.checkAndInsertBlock(GVR_B, block(V1, 10, root("b", 10))), "new");
+        expect(bytesToHex((await store.storedGenesisValidatorsRoot()) ?? ZERO_ROOT)).toBe(
+          bytesToHex(GVR_B),
+        );
       });
     });
 

@@ -11,6 +11,7 @@ import {
   type Decision,
   type InterchangeSource,
   type InterchangeValidator,
+  SlashingDatabaseError,
   SlashingImportError,
   type SlashingStore,
 } from "../../src/antislashing/store";
@@ -101,8 +102,10 @@ describe("open", () => {
     const err = await openDynamoStore({ table: "no-such-table", client: dynamo.client() }).catch(
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(DynamoTableError);
+    expect(err).toBeInstanceOf(SlashingDatabaseError);
+    expect((err as SlashingDatabaseError).problem).toBe("missing");
     expect(String(err)).toContain('"no-such-table" does not exist');
+    expect(String(err)).toContain("never creates one silently");
   });
 
   test("an empty table name is refused before any call", async () => {

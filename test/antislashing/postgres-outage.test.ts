@@ -27,10 +27,11 @@ test("TLS is the default: a server without TLS is refused with a clear error", a
   const url = await server.createDatabase();
   const started = Date.now();
   await expect(
-    openPostgresStore({ url: withoutSslmode(url), poolSize: 2, forceIpv4: false }),
+    openPostgresStore({ create: true, url: withoutSslmode(url), poolSize: 2, forceIpv4: false }),
   ).rejects.toThrow(/does not accept TLS.*sslmode=disable/);
   await expect(
     openPostgresStore({
+      create: true,
       url: `${withoutSslmode(url)}?sslmode=verify-full`,
       poolSize: 2,
       forceIpv4: false,
@@ -49,6 +50,7 @@ test("sslmode=prefer falls back to plaintext, with a warning", async () => {
     "antislashing",
   );
   const store = await openPostgresStore({
+    create: true,
     url: url.replace("sslmode=disable", "sslmode=prefer"),
     poolSize: 2,
     forceIpv4: false,
@@ -63,6 +65,7 @@ test("nothing listening: open rejects promptly", async () => {
   const port = await freePort();
   await expect(
     openPostgresStore({
+      create: true,
       url: `postgres://postgres:x@127.0.0.1:${port}/db?sslmode=disable`,
       poolSize: 2,
       forceIpv4: false,
@@ -73,7 +76,12 @@ test("nothing listening: open rejects promptly", async () => {
 test("with the server stopped, every call rejects, and keeps rejecting", async () => {
   const url = await server.createDatabase();
   const poolSize = 3;
-  const store: SlashingStore = await openPostgresStore({ url, poolSize, forceIpv4: false });
+  const store: SlashingStore = await openPostgresStore({
+    create: true,
+    url,
+    poolSize,
+    forceIpv4: false,
+  });
   expect(
     await store.checkAndInsertBlock(GVR, { pubkey: PUBKEY, slot: 1n, signingRoot: ROOT }),
   ).toEqual({ outcome: "new" });

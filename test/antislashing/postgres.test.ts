@@ -49,7 +49,12 @@ afterAll(async () => {
 
 /** A new, empty store in its own schema (what the shared suites need). */
 const openFresh = async (): Promise<SlashingStore> =>
-  openPostgresStore({ url: await server.createSchema(), poolSize: 4, forceIpv4: false });
+  openPostgresStore({
+    create: true,
+    url: await server.createSchema(),
+    poolSize: 4,
+    forceIpv4: false,
+  });
 
 /** Full history, prunable; a check answers once committed, and a commit is durable. */
 const CAPABILITIES = { strategy: "complete", prunes: true, stages: false } as const;
@@ -68,7 +73,13 @@ async function open(
   url: string,
   options: Partial<PostgresStoreOptions> = {},
 ): Promise<SlashingStore> {
-  const store = await openPostgresStore({ url, poolSize: 4, forceIpv4: false, ...options });
+  const store = await openPostgresStore({
+    create: true,
+    url,
+    poolSize: 4,
+    forceIpv4: false,
+    ...options,
+  });
   opened.push(store);
   return store;
 }

@@ -10,7 +10,7 @@
  * Signing roots are derived from the message (validator, slot or epochs, and a variant bit), like
  * real signing roots: the same root always means the same message.
  *
- *   slashingPropertySuite("sqlite", () => openSqliteStore(path), { strategy: "complete" });
+ *   slashingPropertySuite("sqlite", () => openSqliteStore(path, { create: true }), { strategy: "complete" });
  *
  * One store is opened for the whole property (`open` is called once); every generated sequence
  * uses 3 fresh pubkeys, so sequences cannot see each other's records.

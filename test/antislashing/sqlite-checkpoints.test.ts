@@ -28,7 +28,7 @@ afterAll(() => dir.remove());
 /** Every decision stays the same with the worker checkpointing underneath. */
 slashingConformanceSuite(
   "sqlite, background checkpoints",
-  () => openSqliteStore(freshPath(), { checkpoints: "background" }),
+  () => openSqliteStore(freshPath(), { create: true, checkpoints: "background" }),
   { strategy: "complete", prunes: true, stages: true },
 );
 
@@ -81,11 +81,12 @@ describe("sqlite WAL checkpoints in a worker thread", () => {
     const lines: string[] = [];
     const backgroundPath = freshPath();
     const background = await openSqliteStore(backgroundPath, {
+      create: true,
       checkpoints: "background",
       logger: testLogger("info", lines),
     });
     const inlinePath = freshPath();
-    const inline = await openSqliteStore(inlinePath);
+    const inline = await openSqliteStore(inlinePath, { create: true });
     try {
       for (const store of [background, inline]) {
         for (let i = 0; i < 3; i++) {

@@ -35,7 +35,7 @@ describe("sqlite durability barrier", () => {
   test("no check resolves before a WAL sync that started after its commit: new, same_data and refused alike", async () => {
     const path = freshPath();
     const { calls, syncWal } = heldWalSync(path);
-    const store = await openSqliteStore(path, { syncWal });
+    const store = await openSqliteStore(path, { create: true, syncWal });
     try {
       const pk = pubkey(1);
       const a = store.checkAndInsertBlock(GVR_A, block(pk, 10, root("a")));
@@ -75,7 +75,7 @@ describe("sqlite durability barrier", () => {
   test("a staged check settles at its commit; its durable waits for a sync that started after it", async () => {
     const path = freshPath();
     const { calls, syncWal } = heldWalSync(path);
-    const store = await openSqliteStore(path, { syncWal });
+    const store = await openSqliteStore(path, { create: true, syncWal });
     try {
       const pk = pubkey(3);
       const staged = await store.stageBlock?.(GVR_A, block(pk, 10, root("a")));
@@ -108,6 +108,7 @@ describe("sqlite durability barrier", () => {
     const first = Promise.withResolvers<void>();
     let syncs = 0;
     const store = await openSqliteStore(path, {
+      create: true,
       syncWal: async (fd) => {
         if (++syncs === 1) await first.promise;
         await fdatasyncWal(fd);
@@ -133,6 +134,7 @@ describe("sqlite durability barrier", () => {
     const path = freshPath();
     let syncs = 0;
     const store = await openSqliteStore(path, {
+      create: true,
       syncWal: async (fd) => {
         if (++syncs === 1)
           throw Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
@@ -157,7 +159,7 @@ describe("sqlite durability barrier", () => {
       await store.close();
     }
     expect(committedBlocks(path)).toBe(1); // the failed batch's record stayed: refuses more
-    const reopened = await openSqliteStore(path);
+    const reopened = await openSqliteStore(path, { create: true });
     try {
       expect(await reopened.checkAndInsertBlock(GVR_A, block(pk, 20, root("x")))).toEqual({
         outcome: "same_data",
@@ -173,7 +175,7 @@ describe("sqlite durability barrier", () => {
   test("an import resolves only after a sync that started after its commit", async () => {
     const path = freshPath();
     const { calls, syncWal } = heldWalSync(path);
-    const store = await openSqliteStore(path, { syncWal });
+    const store = await openSqliteStore(path, { create: true, syncWal });
     try {
       const pk = pubkey(3);
       const importing = store.importInterchange(
@@ -194,6 +196,7 @@ describe("sqlite durability barrier", () => {
 
   test("the event loop keeps running while a slow sync is pending", async () => {
     const store = await openSqliteStore(freshPath(), {
+      create: true,
       syncWal: () => new Promise((resolve) => setTimeout(resolve, 200)),
     });
     try {
@@ -234,11 +237,11 @@ describe("sqlite durability with the real fdatasync", () => {
     mkdirSync(realDir, { recursive: true });
     const real = join(realDir, "target.sqlite");
     const link = join(dir.path, "link.sqlite");
-    const first = await openSqliteStore(real);
+    const first = await openSqliteStore(real, { create: true });
     await first.close();
     symlinkSync(real, link);
 
-    const store = await openSqliteStore(link);
+    const store = await openSqliteStore(link, { create: true });
     const pk = pubkey(5);
     try {
       expect(await store.checkAndInsertBlock(GVR_A, block(pk, 50, root("kept")))).toEqual({
@@ -251,7 +254,7 @@ describe("sqlite durability with the real fdatasync", () => {
     }
     expect(descriptorsOn(`${real}-wal`)).toEqual([]);
 
-    const reopened = await openSqliteStore(real);
+    const reopened = await openSqliteStore(real, { create: true });
     try {
       expect(await reopened.checkAndInsertBlock(GVR_A, block(pk, 50, root("other")))).toMatchObject(
         { outcome: "refused", reason: "double_block_proposal" },

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { SQLITE_SCHEMA_VERSION } from "../../src/antislashing/backends/sqlite/migrations";
 import { openSqliteStore, SqliteSchemaError } from "../../src/antislashing/backends/sqlite/store";
 import { collectInterchange, interchangeSource } from "../../src/antislashing/interchange";
-import { SlashingImportError } from "../../src/antislashing/store";
+import { SlashingDatabaseError, SlashingImportError } from "../../src/antislashing/store";
 import { TempDir } from "../support/cli";
 import { slashingConformanceSuite } from "./conformance";
 import { interchangeVectorSuite } from "./interchange-vectors";
@@ -15,7 +15,7 @@ import { block, exported, GVR_A, iAtt, iBlock, interchange, pubkey, root, vote }
 const dir = new TempDir();
 let counter = 0;
 const freshPath = () => join(dir.path, `slashing-${++counter}.sqlite`);
-const openFresh = () => openSqliteStore(freshPath());
+const openFresh = () => openSqliteStore(freshPath(), { create: true });
 
 afterAll(() => dir.remove());
 
@@ -28,7 +28,7 @@ slashingPropertySuite("sqlite", openFresh, SQLITE_CAPABILITIES);
 describe("sqlite backend specifics", () => {
   test("WAL, owner-only file, schema version recorded", async () => {
     const path = freshPath();
-    const store = await openSqliteStore(path);
+    const store = await openSqliteStore(path, { create: true });
     await store.close();
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const db = new Database(path, { readonly: true });
@@ -44,12 +44,12 @@ describe("sqlite backend specifics", () => {
 
   test("records survive close and reopen", async () => {
     const path = freshPath();
-    const first = await openSqliteStore(path);
+    const first = await openSqliteStore(path, { create: true });
     expect(await first.checkAndInsertBlock(GVR_A, block(pubkey(1), 10, root("x")))).toEqual({
       outcome: "new",
     });
     await first.close();
-    const second = await openSqliteStore(path);
+    const second = await openSqliteStore(path, { create: true });
     try {
       expect(
         await second.checkAndInsertBlock(GVR_A, block(pubkey(1), 10, root("y"))),
@@ -64,17 +64,17 @@ describe("sqlite backend specifics", () => {
 
   test("refuses a database with a newer schema version", async () => {
     const path = freshPath();
-    await (await openSqliteStore(path)).close();
+    await (await openSqliteStore(path, { create: true })).close();
     const db = new Database(path);
     db.run("UPDATE schema_version SET version = version + 1");
     db.close();
-    await expect(openSqliteStore(path)).rejects.toBeInstanceOf(SqliteSchemaError);
+    await expect(openSqliteStore(path, { create: true })).rejects.toBeInstanceOf(SqliteSchemaError);
   });
 
   test("upgrading from schema 3 changes no decision: a floor below the oldest record rises to it", async () => {
     const path = freshPath();
     const pk = pubkey(9);
-    const store = await openSqliteStore(path);
+    const store = await openSqliteStore(path, { create: true });
     await store.importInterchange(
       interchange(GVR_A, [
         {
@@ -90,7 +90,7 @@ describe("sqlite backend specifics", () => {
     const db = new Database(path);
     db.run("UPDATE schema_version SET version = 3");
     db.close();
-    const upgraded = await openSqliteStore(path);
+    const upgraded = await openSqliteStore(path, { create: true });
     try {
       expect(await upgraded.checkAndInsertBlock(GVR_A, block(pk, 150, root("b")))).toMatchObject({
         outcome: "refused",
@@ -107,26 +107,41 @@ describe("sqlite backend specifics", () => {
     }
   });
 
-  test("two connections on one file never both record conflicting messages", async () => {
+  test("one writer per file: a second is refused naming the holder's pid; readers are not", async () => {
     const path = freshPath();
-    const a = await openSqliteStore(path);
-    const b = await openSqliteStore(path);
+    const writer = await openSqliteStore(path, { create: true });
     try {
-      const pk = pubkey(7);
-      const results = await Promise.all(
-        Array.from({ length: 50 }, (_, i) =>
-          (i % 2 === 0 ? a : b).checkAndInsertAttestation(GVR_A, vote(pk, 3, 4, root("v", i))),
-        ),
+      expect(await writer.checkAndInsertBlock(GVR_A, block(pubkey(7), 3, root("w")))).toEqual({
+        outcome: "new",
+      });
+      const second = await openSqliteStore(path, { create: true }).then(
+        () => "opened",
+        (error: unknown) => error,
       );
-      expect(results.filter((d) => d.outcome === "new").length).toBe(1);
+      expect(second).toBeInstanceOf(SlashingDatabaseError);
+      expect((second as SlashingDatabaseError).problem).toBe("in_use");
+      expect((second as Error).message).toContain(`in use by process ${process.pid}`);
+      expect((second as Error).message).toContain(`${path}.lock`);
+      // An export reads beside the writer, and sees what it committed.
+      const reader = await openSqliteStore(path, { create: false, access: "read" });
+      try {
+        const exported = await collectInterchange(await reader.exportInterchange());
+        expect(exported.validators.map((v) => v.pubkey)).toEqual([pubkey(7)]);
+        await expect(
+          reader.checkAndInsertBlock(GVR_A, block(pubkey(7), 4, root("r"))),
+        ).rejects.toThrow();
+      } finally {
+        await reader.close();
+      }
     } finally {
-      await a.close();
-      await b.close();
+      await writer.close();
     }
+    // Closing the writer releases the lock.
+    await (await openSqliteStore(path, { create: false })).close();
   });
 
   test("full uint64 range: values above 2^63 keep their order and round trip", async () => {
-    const store = await openSqliteStore(freshPath());
+    const store = await openSqliteStore(freshPath(), { create: true });
     try {
       const max = (1n << 64n) - 1n;
       const pk = pubkey(9);
@@ -163,7 +178,7 @@ describe("sqlite backend specifics", () => {
   });
 
   test("a large import is staged in batches and copied whole; a failure after some batches writes nothing", async () => {
-    const store = await openSqliteStore(freshPath());
+    const store = await openSqliteStore(freshPath(), { create: true });
     try {
       const validators = Array.from({ length: 120 }, (_, v) => ({
         pubkey: pubkey(v, 77),
@@ -196,7 +211,7 @@ describe("sqlite backend specifics", () => {
   });
 
   test("messages signed while an import is streaming are kept when the import fails", async () => {
-    const store = await openSqliteStore(freshPath());
+    const store = await openSqliteStore(freshPath(), { create: true });
     try {
       const signer = pubkey(1, 5);
       const metadata = {

@@ -19,7 +19,7 @@ test("CLI round trip: create policy → create token → sign with it → revoke
       `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
     ].join("\n"),
   );
-  const sigil = await startSigil(["serve", "-c", config]);
+  const sigil = await startSigil(["serve", "-c", config, "--init-slashing-protection"]);
   try {
     const setup = sigil.stderrText().match(/setup_token=(sgl_[A-Za-z0-9_-]+)/)?.[1] ?? "";
     expect(setup).not.toBe("");

@@ -24,7 +24,7 @@ async function freePort(): Promise<number> {
 
 describe("sigil serve", () => {
   test("starts, answers /upcheck and /healthcheck, and exits 0 on SIGTERM", async () => {
-    const sigil = await startSigil(["serve", "-c", config()]);
+    const sigil = await startSigil(["serve", "-c", config(), "--init-slashing-protection"]);
     try {
       const up = await fetch(`${sigil.url}/upcheck`);
       expect(up.status).toBe(200);
@@ -42,14 +42,20 @@ describe("sigil serve", () => {
   });
 
   test("exits 0 on SIGINT too, and stops listening", async () => {
-    const sigil = await startSigil(["serve", "-c", config()]);
+    const sigil = await startSigil(["serve", "-c", config(), "--init-slashing-protection"]);
     expect(await sigil.stop("SIGINT")).toBe(0);
     await expect(fetch(`${sigil.url}/upcheck`)).rejects.toThrow();
   });
 
   test("`sigil -c FILE` runs serve; flags override the file", async () => {
     const port = await freePort();
-    const sigil = await startSigil(["-c", config(), "--server-listen-port", String(port)]);
+    const sigil = await startSigil([
+      "-c",
+      config(),
+      "--init-slashing-protection",
+      "--server-listen-port",
+      String(port),
+    ]);
     try {
       expect(sigil.url).toBe(`http://127.0.0.1:${port}`);
       expect((await fetch(`${sigil.url}/upcheck`)).status).toBe(200);
@@ -60,7 +66,7 @@ describe("sigil serve", () => {
 
   test("environment variables configure the listener", async () => {
     const port = await freePort();
-    const sigil = await startSigil(["serve", "-c", config()], {
+    const sigil = await startSigil(["serve", "-c", config(), "--init-slashing-protection"], {
       SIGNER_SERVER__LISTEN_PORT: String(port),
     });
     try {
@@ -71,7 +77,12 @@ describe("sigil serve", () => {
   });
 
   test("JSON logs when logging.format is json", async () => {
-    const sigil = await startSigil(["serve", "-c", config("logging:\n  format: json\n")]);
+    const sigil = await startSigil([
+      "serve",
+      "-c",
+      config("logging:\n  format: json\n"),
+      "--init-slashing-protection",
+    ]);
     await sigil.stop();
     const lines = sigil.stderrText().trim().split("\n");
     const records = lines.map((line) => JSON.parse(line));
@@ -88,6 +99,7 @@ describe("sigil serve", () => {
         "serve",
         "-c",
         config(),
+        "--init-slashing-protection",
         "--server-listen-port",
         String(address.port),
       ]);
@@ -113,6 +125,7 @@ describe("sigil serve", () => {
       "serve",
       "-c",
       "examples/dev.yaml",
+      "--init-slashing-protection",
       "--server-listen-port",
       "0",
       "--antislashing-sqlite-path",

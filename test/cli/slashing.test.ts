@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { runSigil, sigilCommand, TempDir } from "../support/cli";
 import { captureProcessOutput } from "../support/log-capture";
@@ -10,6 +10,7 @@ afterAll(() => dir.remove());
 
 const GVR = `0x${"04".repeat(32)}`;
 const OTHER_GVR = `0x${"05".repeat(32)}`;
+const MAINNET_GVR = "0x4b363db94e286120d76eb905340fdd4e54bfe9f06bf33ff6cf5ad27f511bfe95";
 const [KEY_A = "", KEY_B = ""] = INTEROP_KEYS;
 
 const interchange = (gvr: string) => ({
@@ -27,13 +28,24 @@ const interchange = (gvr: string) => ({
   ],
 });
 
-function setup(name: string) {
+/**
+ * A configuration for a devnet whose genesis validators root is GVR, and, unless `init` is false,
+ * its database created with `sigil slashing init`.
+ */
+function setup(name: string, { init = true } = {}) {
+  const database = join(dir.path, `${name}.sqlite`);
   const config = dir.file(
     `${name}.yaml`,
-    `antislashing: {backend: sqlite, path: "${join(dir.path, `${name}.sqlite`)}"}\n`,
+    `network_config: {genesis_validators_root: "${GVR}"}\n` +
+      `antislashing: {backend: sqlite, path: "${database}"}\n`,
   );
+  if (init) {
+    const created = runSigil(["slashing", "init", "-c", config]);
+    expect(created.code, created.stderr).toBe(0);
+  }
   return {
     config,
+    database,
     file: (n: string, content: unknown) => dir.file(`${name}-${n}.json`, JSON.stringify(content)),
   };
 }
@@ -165,14 +177,102 @@ describe("sigil slashing import|export", () => {
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
   });
 
-  test("exporting a database where nothing was ever signed is a one-line error, no file written", () => {
+  test("exporting a new database gives its chain's root and no validators", () => {
     const { config } = setup("empty");
-    const target = join(dir.path, "empty-export.json");
-    const result = runSigil(["slashing", "export", "-c", config, "--file", target]);
-    expect(result.code).toBe(1);
-    expect(result.stderr.trim().split("\n")).toEqual([
-      expect.stringContaining("nothing to export"),
+    const result = runSigil(["slashing", "export", "-c", config, "--file", "-"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      metadata: { interchange_format_version: "5", genesis_validators_root: GVR },
+      data: [],
+    });
+  });
+});
+
+describe("sigil slashing init, and commands on a database that is not there", () => {
+  test("init creates the database for the configured chain, once; a second init changes nothing", () => {
+    const { config, database } = setup("init", { init: false });
+    expect(existsSync(database)).toBe(false);
+    const first = runSigil(["slashing", "init", "-c", config]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain(`slashing protection database ${database} initialized`);
+    expect(first.stdout).toContain(GVR);
+    expect(statSync(database).mode & 0o777).toBe(0o600);
+    const second = runSigil(["slashing", "init", "-c", config]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain("was already initialized");
+    expect(second.stdout).toContain("nothing changed");
+  });
+
+  test.each([
+    ["import", ["--file", "IN"]],
+    ["export", ["--file", "-"]],
+  ])(
+    "%s on a missing database exits 2 naming it and the init command, creating nothing",
+    (command, extra) => {
+      const { config, database, file } = setup(`missing-db-${command}`, { init: false });
+      const input = file("in", interchange(GVR));
+      const result = runSigil([
+        "slashing",
+        command,
+        "-c",
+        config,
+        ...extra.map((arg) => (arg === "IN" ? input : arg)),
+      ]);
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toContain(`${database} does not exist`);
+      expect(result.stderr).toContain(`sigil slashing init -c ${config}`);
+      expect(existsSync(database)).toBe(false);
+      expect(existsSync(`${database}.lock`)).toBe(false);
+    },
+  );
+
+  test("an import into a new database for another chain is refused naming both roots; nothing written", () => {
+    const { config, file } = setup("fresh-other-chain");
+    const refused = runSigil([
+      "slashing",
+      "import",
+      "-c",
+      config,
+      "--file",
+      file("other", interchange(OTHER_GVR)),
     ]);
-    expect(existsSync(target)).toBe(false);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("import refused, nothing was changed");
+    expect(refused.stderr).toContain(OTHER_GVR);
+    expect(refused.stderr).toContain(GVR);
+    const exported = runSigil(["slashing", "export", "-c", config, "--file", "-"]);
+    expect(JSON.parse(exported.stdout)).toEqual({
+      metadata: { interchange_format_version: "5", genesis_validators_root: GVR },
+      data: [],
+    });
+  });
+
+  test("a database of another chain stops every command with exit 2 naming both roots", () => {
+    const { database } = setup("bound-elsewhere");
+    // The same file, configured for mainnet.
+    const mainnet = dir.file(
+      "bound-elsewhere-mainnet.yaml",
+      `network: mainnet\nantislashing: {backend: sqlite, path: "${database}"}\n`,
+    );
+    for (const command of [["init"], ["export", "--file", "-"]]) {
+      const result = runSigil(["slashing", ...command, "-c", mainnet]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`belongs to the chain with genesis validators root ${GVR}`);
+      expect(result.stderr).toContain(MAINNET_GVR);
+    }
+  });
+
+  test("init for a custom network without genesis_validators_root exits 2 and creates nothing", () => {
+    const database = join(dir.path, "unknown-chain.sqlite");
+    const config = dir.file(
+      "unknown-chain.yaml",
+      `network_config: {genesis_fork_version: "0x10000910"}\n` +
+        `antislashing: {backend: sqlite, path: "${database}"}\n`,
+    );
+    const result = runSigil(["slashing", "init", "-c", config]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("network_config sets no genesis_validators_root");
+    expect(existsSync(database)).toBe(false);
   });
 });

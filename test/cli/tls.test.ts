@@ -61,7 +61,7 @@ describe("operator CLI against a signer that requires client certificates", () =
         `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
       ].join("\n"),
     );
-    sigil = await startSigil(["serve", "-c", config]);
+    sigil = await startSigil(["serve", "-c", config, "--init-slashing-protection"]);
     target = ["--signer-url", sigil.url];
     withClientCert = [
       ...target,

@@ -72,7 +72,8 @@ for (const file of documentedFiles()) {
         if (!run) throw new Error("no work directory");
         if (directive(block, "stop").length > 0) await run.stopSigner();
         for (const { config } of directive(block, "serve")) {
-          await run.startSigner(`sigil serve -c ${config}`);
+          // As `npm start` runs the development signer: its database is created on the first run.
+          await run.startSigner(`sigil serve -c ${config} --init-slashing-protection`);
         }
         if (directive(block, "background").length > 0) {
           await run.startSigner(run.rewrite(block.text));

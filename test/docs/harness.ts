@@ -19,7 +19,9 @@
 //   SIGNER_METRICS__LISTEN_PORT=0 in its environment), and while it runs those addresses are
 //   rewritten in each block to the ports it bound, so doc tests never collide with a signer on 9000.
 // - Directives are HTML comments on the lines right before a block (invisible once rendered):
-//     <!-- doc-test: serve examples/dev.yaml -->  start `sigil serve -c <file>` before the block
+//     <!-- doc-test: serve examples/dev.yaml -->  start `sigil serve -c <file>
+//                                                --init-slashing-protection` (as `npm start`
+//                                                does) before the block
 //     <!-- doc-test: background -->              the block starts the signer: run it in the
 //                                                background until it logs "sigil listening"
 //     <!-- doc-test: stop -->                     stop the running signer (SIGTERM) first

@@ -37,7 +37,7 @@ test("two instances see each other's imports and generated keys, and drop a deac
       "    key_refresh_interval_minutes: 1",
       "    keygen: {enabled: true}",
       "    writable: {enabled: true}",
-      // One PostgreSQL-like shared database would be usual; one sqlite file works for two processes.
+      // A sqlite slashing database has one writer: each instance gets its own (b's below).
       `antislashing: {backend: sqlite, path: "${join(dir.path, "slashing.sqlite")}"}`,
       `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
     ].join("\n"),
@@ -45,10 +45,13 @@ test("two instances see each other's imports and generated keys, and drop a deac
   const env = dynamo.processEnv;
   const instances: RunningSigil[] = [];
   try {
-    const a = await startSigil(["serve", "-c", config], env);
+    const a = await startSigil(["serve", "-c", config, "--init-slashing-protection"], env);
     instances.push(a);
     const { management, operator } = await bootstrapStateful(a.url, a.stderrText().split("\n"));
-    const b = await startSigil(["serve", "-c", config], env);
+    const b = await startSigil(["serve", "-c", config, "--init-slashing-protection"], {
+      ...env,
+      SIGNER_ANTISLASHING__PATH: join(dir.path, "slashing-b.sqlite"),
+    });
     instances.push(b);
 
     // A key both instances load at unseal, to be deactivated later.

@@ -235,7 +235,13 @@ async function crashImports(backend: string, configFile: string, env: Record<str
     orphanFiles: 0,
     tempFiles: 0,
   };
-  const start = () => startSigil(["serve", "-c", configFile], env);
+  // Only the first start creates the database; every restart must find it.
+  let created = false;
+  const start = () => {
+    const init = created ? [] : ["--init-slashing-protection"];
+    created = true;
+    return startSigil(["serve", "-c", configFile, ...init], env);
+  };
   /** Temporaries seen so far or planted, and keys whose orphan files were planted. */
   const leftovers = new Set<string>();
   const plantedKeys = new Set<string>();

@@ -70,7 +70,7 @@ async function signAttestation(url: string, pubkey: string, source: number, salt
 
 describe.if(supported)("server.seccomp", () => {
   test("the signer signs, records, imports keys and stops under the filter", async () => {
-    const sigil = await startSigil(["serve", "-c", configFile]);
+    const sigil = await startSigil(["serve", "-c", configFile, "--init-slashing-protection"]);
     try {
       await until("the filter", () => sigil.stderrText().includes("seccomp filter installed"));
       const installed = sigil.stderrText().match(/seccomp filter installed \((\d+) syscalls/);

@@ -58,8 +58,8 @@ export function signerFiles(): SignerFiles {
   ): Promise<void> => {
     const file = config(name, antislashing);
     const processes = await Promise.all([
-      startSigil(["serve", "-c", file], env),
-      startSigil(["serve", "-c", file], env),
+      startSigil(["serve", "-c", file, "--init-slashing-protection"], env),
+      startSigil(["serve", "-c", file, "--init-slashing-protection"], env),
     ]);
     try {
       await run(processes, () => exportRecords(dir.path, file, env));

@@ -136,7 +136,7 @@ describe("conflicting signing requests at once", () => {
       "sqlite",
       `antislashing: {backend: sqlite, path: "${dir.path}/one.sqlite"}\n`,
     );
-    const sigil = await startSigil(["serve", "-c", file]);
+    const sigil = await startSigil(["serve", "-c", file, "--init-slashing-protection"]);
     try {
       await conflictingLoad("conflicting load, one process (sqlite)", [sigil], "complete", () =>
         exportRecords(dir.path, file, {}),

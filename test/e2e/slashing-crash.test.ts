@@ -84,7 +84,9 @@ async function crashRounds(backend: string, configFile: string, env: Record<stri
   let probes = 0;
   let refused = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    const sigil = await startSigil(["serve", "-c", configFile], env);
+    // The first start creates the database; every restart finds it, as a real one must.
+    const init = round === 0 ? ["--init-slashing-protection"] : [];
+    const sigil = await startSigil(["serve", "-c", configFile, ...init], env);
     probes += await expectEarlierRecordsEnforced(sigil.url, lastSigned, sent);
     let alive = true;
     const workers = Array.from({ length: WORKERS }, async (_, w) => {

@@ -68,7 +68,10 @@ beforeAll(async () => {
       `signer_state: {backend: sqlite, path: "${statePath}"}`,
     ].join("\n"),
   );
-  sigil = await startSigil(["serve", "-c", config], dynamo.processEnv);
+  sigil = await startSigil(
+    ["serve", "-c", config, "--init-slashing-protection"],
+    dynamo.processEnv,
+  );
   management = (await bootstrapStateful(sigil.url, sigil.stderrText().split("\n"))).management;
   const password = registerTestSecret("hostile-cloud-kv-password-1", "keystore password");
   const wrongPassword = registerTestSecret("hostile-cloud-kv-wrong-2", "keystore password");

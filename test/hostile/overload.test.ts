@@ -60,7 +60,7 @@ beforeAll(async () => {
       `signing_queue_buffer_size: ${QUEUE}`,
     ].join("\n"),
   );
-  sigil = await startSigil(["serve", "-c", config]);
+  sigil = await startSigil(["serve", "-c", config, "--init-slashing-protection"]);
 }, 120_000);
 
 afterAll(async () => {

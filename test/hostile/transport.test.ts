@@ -26,7 +26,7 @@ beforeAll(async () => {
       "",
     ].join("\n"),
   );
-  sigil = await startSigil(["serve", "-c", config]);
+  sigil = await startSigil(["serve", "-c", config, "--init-slashing-protection"]);
   port = Number(new URL(sigil.url).port);
 });
 

@@ -44,7 +44,9 @@ async function signer(
   );
   const loaded = loadConfig({ argv: ["-c", file], env: {} });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const running = await startSigner(loaded.config, quiet);
+  const running = await startSigner(loaded.config, quiet, process.env, {
+    initSlashingProtection: true,
+  });
   return { signer: running, url: running.http.url, keysDir };
 }
 
@@ -272,7 +274,9 @@ describe("Key Manager API", () => {
     );
     const loaded = loadConfig({ argv: ["-c", file], env: {} });
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-    const running = await startSigner(loaded.config, quiet);
+    const running = await startSigner(loaded.config, quiet, process.env, {
+      initSlashingProtection: true,
+    });
     try {
       const listed = await listKeys(running.http.url);
       expect(listed.data).toHaveLength(4);
@@ -352,7 +356,9 @@ describe("Key Manager API", () => {
     );
     const loaded = loadConfig({ argv: ["-c", file], env: {} });
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-    const running = await startSigner(loaded.config, quiet);
+    const running = await startSigner(loaded.config, quiet, process.env, {
+      initSlashingProtection: true,
+    });
     try {
       for (const method of ["GET", "POST", "DELETE"]) {
         const response = await fetch(

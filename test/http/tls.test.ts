@@ -46,7 +46,7 @@ async function startWith(name: string, tls: string): Promise<RunningSigner> {
   );
   const loaded = loadConfig({ argv: ["-c", file], env: {} });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  return startSigner(loaded.config, logger());
+  return startSigner(loaded.config, logger(), process.env, { initSlashingProtection: true });
 }
 
 /** The signer's https URL with the host name its certificate names. */

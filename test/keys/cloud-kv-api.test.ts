@@ -41,7 +41,10 @@ beforeAll(async () => {
       `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
     ].join("\n"),
   );
-  sigil = await startSigil(["serve", "-c", config], dynamo.processEnv);
+  sigil = await startSigil(
+    ["serve", "-c", config, "--init-slashing-protection"],
+    dynamo.processEnv,
+  );
   ({ management, operator } = await bootstrapStateful(sigil.url, sigil.stderrText().split("\n")));
 });
 afterAll(async () => {

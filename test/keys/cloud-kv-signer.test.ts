@@ -28,7 +28,10 @@ test("cloud_kv keys load at unseal, sign, and are dropped on seal; a key that do
       `signer_state: {backend: sqlite, path: "${join(dir.path, "state.sqlite")}"}`,
     ].join("\n"),
   );
-  const sigil = await startSigil(["serve", "-c", config], dynamo.processEnv);
+  const sigil = await startSigil(
+    ["serve", "-c", config, "--init-slashing-protection"],
+    dynamo.processEnv,
+  );
   try {
     const { management, operator } = await bootstrapStateful(
       sigil.url,
@@ -135,7 +138,10 @@ test("a missing cloud_kv table stops start-up with a one-line reason", async () 
         `signer_state: {backend: sqlite, path: "${join(dir.path, "state-2.sqlite")}"}`,
       ].join("\n"),
     );
-    const result = await runSigilAsync(["serve", "-c", config], dynamo.processEnv);
+    const result = await runSigilAsync(
+      ["serve", "-c", config, "--init-slashing-protection"],
+      dynamo.processEnv,
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('cannot start: cloud_kv table "not-there" does not exist');
   } finally {

@@ -64,7 +64,9 @@ async function start(
   const loaded = loadConfig({ argv: ["-c", file], env: {} });
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
   const lines: string[] = [];
-  const signer = await startSigner(loaded.config, testLogger("info", lines));
+  const signer = await startSigner(loaded.config, testLogger("info", lines), process.env, {
+    initSlashingProtection: true,
+  });
   const records = () => lines.map((line) => JSON.parse(line) as LogRecord);
   return { signer, url: signer.http.url, records };
 }

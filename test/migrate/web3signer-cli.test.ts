@@ -63,14 +63,21 @@ async function web3signer(
 }
 
 let configs = 0;
-function sqliteConfig(extra = ""): { config: string; path: string } {
+/** A sigil configuration and its database, created as operators do: `sigil slashing init`. */
+async function sqliteConfig(extra = ""): Promise<{ config: string; path: string }> {
   configs += 1;
   const path = join(dir.path, `sigil-${configs}.sqlite`);
   const config = dir.file(
     `sigil-${configs}.yaml`,
     `antislashing: {backend: sqlite, path: "${path}"}\n${extra}`,
   );
+  await init(config);
   return { config, path };
+}
+
+async function init(config: string): Promise<void> {
+  const created = await runSigilAsync(["slashing", "init", "-c", config]);
+  expect(created.code, created.stderr).toBe(0);
 }
 
 async function migrate(config: string, url: string, ...flags: string[]): Promise<CliResult> {
@@ -91,11 +98,12 @@ function expectRefused(result: CliResult, reason: RegExp): void {
   expect(result.stdout).toBe("");
 }
 
-/** sigil's records per validator, or "empty" when nothing was ever written. */
+/** sigil's records per validator, or "empty" when it holds none. */
 async function contents(open: () => Promise<SlashingStore>): Promise<unknown> {
   const store = await open();
   try {
-    return await exported(store);
+    const records = await exported(store);
+    return records.size === 0 ? "empty" : records;
   } catch (error) {
     if (error instanceof NothingToExportError) return "empty";
     throw error;
@@ -107,31 +115,53 @@ async function contents(open: () => Promise<SlashingStore>): Promise<unknown> {
 describe("sigil migrate web3signer: refusals leave sigil's database as it was", () => {
   test("a Web3Signer database of another chain than sigil's", async () => {
     const { url } = await web3signer();
-    const { config, path } = sqliteConfig();
-    const seeded = await openSqliteStore(path);
+    // sigil's database belongs to a devnet; Web3Signer's to mainnet.
+    const devnet = `network_config: {genesis_validators_root: "0x${"42".repeat(32)}"}\n`;
+    const { config, path } = await sqliteConfig(devnet);
+    const seeded = await openSqliteStore(path, { create: false });
     await seeded.checkAndInsertBlock(OTHER_GVR, {
       pubkey: few[0]?.pubkey ?? "",
       slot: 5n,
       signingRoot: new Uint8Array(32).fill(1),
     });
     await seeded.close();
-    const before = await contents(() => openSqliteStore(path));
+    const before = await contents(() => openSqliteStore(path, { create: false }));
     expectRefused(
       await migrate(config, url),
-      /genesis validators root .*\(one database serves one chain\)/,
+      new RegExp(
+        `genesis validators root ${MAINNET_GVR}, but sigil is configured for network mainnet \\(with network_config\\) \\(0x${"42".repeat(32)}\\)`,
+      ),
     );
-    expect(await contents(() => openSqliteStore(path))).toEqual(before);
+    expect(await contents(() => openSqliteStore(path, { create: false }))).toEqual(before);
+  }, 60_000);
+
+  test("sigil's database of another chain than its configuration: exit 2 before reading anything", async () => {
+    const { url } = await web3signer();
+    const { path } = await sqliteConfig(
+      `network_config: {genesis_validators_root: "0x${"42".repeat(32)}"}\n`,
+    );
+    const mainnet = dir.file(
+      "mainnet-on-devnet.yaml",
+      `antislashing: {backend: sqlite, path: "${path}"}\n`,
+    );
+    const result = await migrate(mainnet, url);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      `belongs to the chain with genesis validators root 0x${"42".repeat(32)}`,
+    );
+    expect(result.stderr).toContain(MAINNET_GVR);
+    expect(await contents(() => openSqliteStore(path, { create: false }))).toBe("empty");
   }, 60_000);
 
   test("a Web3Signer database of another network than sigil's configuration", async () => {
     const { url } = await web3signer();
-    const { config, path } = sqliteConfig("network: hoodi\n");
+    const { config, path } = await sqliteConfig("network: hoodi\n");
     expectRefused(await migrate(config, url), /configured for network hoodi/);
-    expect(await contents(() => openSqliteStore(path))).toBe("empty");
+    expect(await contents(() => openSqliteStore(path, { create: false }))).toBe("empty");
   }, 60_000);
 
   test("not a Web3Signer schema: a missing table, an unknown database_version, no root", async () => {
-    const { config, path } = sqliteConfig();
+    const { config, path } = await sqliteConfig();
     const missing = await web3signer({
       fill: (sql) => sql`DROP TABLE low_watermarks`,
     });
@@ -148,12 +178,12 @@ describe("sigil migrate web3signer: refusals leave sigil's database as it was", 
       await migrate(config, unused.url),
       /no genesis validators root.*nothing to migrate/,
     );
-    expect(await contents(() => openSqliteStore(path))).toBe("empty");
+    expect(await contents(() => openSqliteStore(path, { create: false }))).toBe("empty");
   }, 60_000);
 
   test("bad, unreachable or wrongly authenticated URLs; the password is never shown", async () => {
     const { url } = await web3signer();
-    const { config, path } = sqliteConfig();
+    const { config, path } = await sqliteConfig();
     const bad = await migrate(config, "mysql://root:secret@127.0.0.1/w3s");
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--db-url must start with postgres:// or postgresql://");
@@ -179,7 +209,7 @@ describe("sigil migrate web3signer: refusals leave sigil's database as it was", 
     ]);
     expect(missingVariable.code).toBe(2);
     expect(missingVariable.stderr).toContain("environment variable W3S_NOT_SET is not set");
-    expect(await contents(() => openSqliteStore(path))).toBe("empty");
+    expect(await contents(() => openSqliteStore(path, { create: false }))).toBe("empty");
   }, 60_000);
 
   test("a bad row part-way through: nothing is imported, on sqlite and on postgres", async () => {
@@ -191,17 +221,19 @@ describe("sigil migrate web3signer: refusals leave sigil's database as it was", 
           WHERE validator_id = (SELECT max(validator_id) FROM signed_blocks)`;
       },
     });
-    const { config, path } = sqliteConfig();
+    const { config, path } = await sqliteConfig();
     expectRefused(await migrate(config, url), /validator id \d+: a signing_root is not 32 bytes/);
-    expect(await contents(() => openSqliteStore(path))).toBe("empty");
+    expect(await contents(() => openSqliteStore(path, { create: false }))).toBe("empty");
 
     const pgUrl = await server.createSchema();
     const pgConfig = dir.file(
       "postgres.yaml",
       `antislashing: {backend: postgres, url: "${pgUrl}"}\n`,
     );
+    await init(pgConfig);
     expectRefused(await migrate(pgConfig, url), /a signing_root is not 32 bytes/);
-    const open = () => openPostgresStore({ url: pgUrl, poolSize: 1, forceIpv4: false });
+    const open = () =>
+      openPostgresStore({ create: true, url: pgUrl, poolSize: 1, forceIpv4: false });
     expect(await contents(open)).toBe("empty");
   }, 60_000);
 
@@ -215,23 +247,23 @@ describe("sigil migrate web3signer: refusals leave sigil's database as it was", 
 describe("sigil migrate web3signer: options and older databases", () => {
   test("--dry-run reads and checks everything and writes nothing", async () => {
     const { url } = await web3signer();
-    const { config, path } = sqliteConfig();
+    const { config, path } = await sqliteConfig();
     const result = await migrate(config, url, "--dry-run");
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("would migrate (dry run, nothing written)");
     expect(result.stdout).toMatch(new RegExp(`validators\\s+${few.length}\\n`));
-    expect(await contents(() => openSqliteStore(path))).toBe("empty");
+    expect(await contents(() => openSqliteStore(path, { create: false }))).toBe("empty");
   }, 60_000);
 
   test("a high watermark: refused unless --ignore-high-watermark, then sigil signs beyond it", async () => {
     const high = { slot: 1000n, epoch: 100n };
     const { admin, url } = await web3signer({ fill: (sql) => populate(sql, few, { high }) });
-    const { config, path } = sqliteConfig();
+    const { config, path } = await sqliteConfig();
     expectRefused(
       await migrate(config, url),
       /high watermark \(slot 1000, epoch 100\).*--ignore-high-watermark/,
     );
-    expect(await contents(() => openSqliteStore(path))).toBe("empty");
+    expect(await contents(() => openSqliteStore(path, { create: false }))).toBe("empty");
 
     const result = await migrate(config, url, "--ignore-high-watermark");
     expect(result.code, result.stderr).toBe(0);
@@ -243,7 +275,7 @@ describe("sigil migrate web3signer: options and older databases", () => {
     if (open === undefined || rows === undefined) throw new Error("no validator without history");
     const r = new Uint8Array(32).fill(9);
     expect(web3signerMaySignBlock(rows, tables.high, 1000n, `0x${"09".repeat(32)}`)).toBe(false);
-    const store = await openSqliteStore(path);
+    const store = await openSqliteStore(path, { create: false });
     try {
       const d = await store.checkAndInsertBlock(GVR, {
         pubkey: open.pubkey,
@@ -262,12 +294,15 @@ describe("sigil migrate web3signer: options and older databases", () => {
       version: 9,
       fill: (sql) => populate(sql, enabled, { enabledColumn: false }),
     });
-    const { config, path } = sqliteConfig();
+    const { config, path } = await sqliteConfig();
     const result = await migrate(config, url);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("database_version 9");
     expect(result.stdout).toMatch(/disabled validators\s+0\n/);
-    const records = (await contents(() => openSqliteStore(path))) as Map<string, unknown>;
+    const records = (await contents(() => openSqliteStore(path, { create: false }))) as Map<
+      string,
+      unknown
+    >;
     const withRecords = enabled.filter(
       (c) => c.scenario.blocks.length + c.scenario.attestations.length > 0,
     );
@@ -276,7 +311,7 @@ describe("sigil migrate web3signer: options and older databases", () => {
 
   test("a password written on the command line is warned about and not shown", async () => {
     const { url } = await web3signer();
-    const { config } = sqliteConfig();
+    const { config } = await sqliteConfig();
     const result = await runSigilAsync([
       "migrate",
       "web3signer",

@@ -47,13 +47,18 @@ const WEB3SIGNER_EXPORT = `{
 
 test("a Web3Signer eth2 export imports as is and refuses what it records", async () => {
   const path = join(dir.path, "w3s.sqlite");
-  const config = dir.file("w3s.yaml", `antislashing: {backend: sqlite, path: "${path}"}\n`);
+  const config = dir.file(
+    "w3s.yaml",
+    `network_config: {genesis_validators_root: "${GVR}"}\nantislashing: {backend: sqlite, path: "${path}"}\n`,
+  );
   const file = dir.file("w3s-export.json", WEB3SIGNER_EXPORT);
+  const created = await runSigilAsync(["slashing", "init", "-c", config]);
+  expect(created.code, created.stderr).toBe(0);
   const result = await runSigilAsync(["slashing", "import", "-c", config, "--file", file]);
   expect(result.code, result.stderr).toBe(0);
   expect(result.stderr).toContain("imported 2 validators (2 blocks, 2 attestations)");
 
-  const store = await openSqliteStore(path);
+  const store = await openSqliteStore(path, { create: false });
   try {
     expect((await exported(store)).get(KEY_A)).toEqual({
       blocks: [`81952@${BLOCK_ROOT}`, "81953@-"],

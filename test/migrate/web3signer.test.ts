@@ -240,6 +240,8 @@ describe("sigil migrate web3signer", () => {
 
   test("through the CLI into sqlite: every record and watermark, then the same refusals", async () => {
     const { config, path } = sqliteConfig("cli");
+    const created = await runSigilAsync(["slashing", "init", "-c", config]);
+    expect(created.code, created.stderr).toBe(0);
     const result = await migrateCli(config, w3sUrl);
     expect(result.code, result.stderr).toBe(0);
     const field = (name: string) =>
@@ -274,7 +276,7 @@ describe("sigil migrate web3signer", () => {
     );
     expect(`${result.stdout}${result.stderr}`).not.toContain(PASSWORD);
 
-    const store = await openSqliteStore(path);
+    const store = await openSqliteStore(path, { create: true });
     try {
       // Every record comes over, a record below the watermark without its root (Web3Signer never
       // re-signs it); the export is a valid interchange.
@@ -302,7 +304,7 @@ describe("sigil migrate web3signer", () => {
       await writeInterchange(await store.exportInterchange(), (chunk) => {
         text += chunk;
       });
-      const again = await openSqliteStore(join(dir.path, "reimport.sqlite"));
+      const again = await openSqliteStore(join(dir.path, "reimport.sqlite"), { create: true });
       try {
         const report = await again.importInterchange(await readInterchange(text));
         expect(report.validators).toBe(clones.length);
@@ -326,6 +328,7 @@ describe("sigil migrate web3signer", () => {
 
   test("into postgres: the same refusals", async () => {
     const store = await openPostgresStore({
+      create: true,
       url: await server.createSchema(),
       poolSize: 8,
       forceIpv4: false,

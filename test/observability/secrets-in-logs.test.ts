@@ -68,7 +68,7 @@ test("no test secret ever appears in the logs, answers, metrics or CLI output", 
     color: false,
     sink: captureSink(output),
   });
-  const signer = await startSigner(loaded.config, logger, env);
+  const signer = await startSigner(loaded.config, logger, env, { initSlashingProtection: true });
   const call = async (path: string, init: RequestInit) => {
     const response = await fetch(`${signer.http.url}${path}`, init);
     output.push(await response.text());

@@ -34,7 +34,7 @@ const PUBKEY = INTEROP_KEYS[0] as string;
 async function serviceOverSqlite(maxConcurrent: number) {
   const path = join(dir.path, `deadline-${++counter}.sqlite`);
   const { calls, syncWal } = heldWalSync(path);
-  const store = await openSqliteStore(path, { syncWal });
+  const store = await openSqliteStore(path, { create: true, syncWal });
   const blst = createBlstBackend();
   const signed: Uint8Array[] = [];
   const bls: LocalBlsBackend = {

@@ -34,7 +34,7 @@ const PUBKEY = INTEROP_KEYS[0] as string;
 async function serviceOverSqlite() {
   const path = join(dir.path, `release-${++counter}.sqlite`);
   const { calls, syncWal } = heldWalSync(path);
-  const store = await openSqliteStore(path, { syncWal });
+  const store = await openSqliteStore(path, { create: true, syncWal });
   const blst = createBlstBackend();
   const signatures: Uint8Array[] = [];
   // The real backend, with every signature it computes kept aside for the test.

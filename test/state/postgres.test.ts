@@ -125,7 +125,7 @@ describe("postgres signer_state specifics", () => {
 
   test("shares a schema with slashing protection; the tables hold hashes, never tokens", async () => {
     const url = await server.createSchema();
-    const slashing = await openPostgresStore({ url, poolSize: 1, forceIpv4: false });
+    const slashing = await openPostgresStore({ create: true, url, poolSize: 1, forceIpv4: false });
     try {
       const store = await openAt(url);
       const issued = newToken();

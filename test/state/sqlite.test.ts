@@ -225,7 +225,7 @@ describe("sqlite signer_state specifics", () => {
 
   test("may share its file with the sqlite slashing-protection database", async () => {
     const path = freshPath();
-    const slashing = await openSqliteStore(path);
+    const slashing = await openSqliteStore(path, { create: true });
     const state = await openSqliteState(path);
     try {
       await state.createPolicy({ name: "p", rules: [] });
@@ -235,7 +235,7 @@ describe("sqlite signer_state specifics", () => {
       await state.close();
       await slashing.close();
     }
-    await (await openSqliteStore(path)).close();
+    await (await openSqliteStore(path, { create: true })).close();
     await (await openSqliteState(path)).close();
   });
 

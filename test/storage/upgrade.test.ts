@@ -187,7 +187,7 @@ describe("slashing protection, sqlite: every released schema version upgrades", 
       expectRefusesSlashing(expected);
       const path = copyOf(release);
       expect(sqliteVersion(path, "schema_version")).toBe(release.version);
-      const store = await openSqliteStore(path);
+      const store = await openSqliteStore(path, { create: true });
       try {
         await checkSlashing(store, expected);
       } finally {
@@ -195,7 +195,7 @@ describe("slashing protection, sqlite: every released schema version upgrades", 
       }
       expect(sqliteVersion(path, "schema_version")).toBe(SQLITE_SCHEMA_VERSION);
       const fresh = join(dir.path, `fresh-${Date.now()}.db`);
-      await (await openSqliteStore(fresh)).close();
+      await (await openSqliteStore(fresh, { create: true })).close();
       expect(sqliteSchema(path)).toEqual(sqliteSchema(fresh));
     });
   }
@@ -209,7 +209,7 @@ describe("slashing protection, postgres: every released schema version upgrades"
       expectRefusesSlashing(expected);
       const { url, sql } = await restored(release);
       expect(await pgVersions(sql, "sigil_schema_version")).toEqual(upTo(release.version));
-      const store = await openPostgresStore({ url, poolSize: 2, forceIpv4: false });
+      const store = await openPostgresStore({ create: true, url, poolSize: 2, forceIpv4: false });
       try {
         await checkSlashing(store, expected);
       } finally {
@@ -217,7 +217,9 @@ describe("slashing protection, postgres: every released schema version upgrades"
       }
       expect(await pgVersions(sql, "sigil_schema_version")).toEqual(upTo(LATEST_SCHEMA_VERSION));
       const freshUrl = await server.createSchema();
-      await (await openPostgresStore({ url: freshUrl, poolSize: 1, forceIpv4: false })).close();
+      await (
+        await openPostgresStore({ create: true, url: freshUrl, poolSize: 1, forceIpv4: false })
+      ).close();
       const upgraded = (await dumpSchema(sql)).schema;
       const fresh = (await dumpSchema(admin(freshUrl))).schema;
       if (release.superseded) {

@@ -27,6 +27,8 @@ export interface InProcessSignerOptions {
   env?: Record<string, string>;
   /** An EnvFilter log directive; default "info". */
   logLevel?: string;
+  /** `--init-slashing-protection`; default true (every test starts on a new database). */
+  initSlashingProtection?: boolean;
 }
 
 export async function startInProcessSigner(
@@ -48,7 +50,10 @@ export async function startInProcessSigner(
   if (!loaded.ok) throw new Error(`test configuration invalid: ${JSON.stringify(loaded.problems)}`);
   const logs: string[] = [];
   const logger = testLogger(options.logLevel ?? "info", logs);
-  const signer = await startSigner(loaded.config, logger, env);
+  // Each test's database is new: created as `serve --init-slashing-protection` creates it.
+  const signer = await startSigner(loaded.config, logger, env, {
+    initSlashingProtection: options.initSlashingProtection ?? true,
+  });
   const port = signer.http.port;
   return {
     signer,

@@ -21,13 +21,6 @@ import {
 } from "./convert";
 import type { Web3SignerSnapshot } from "./reader";
 
-/** Genesis validators roots of the networks sigil knows by name. */
-export const NETWORK_GENESIS_VALIDATORS_ROOTS: Readonly<Record<string, string>> = {
-  mainnet: "0x4b363db94e286120d76eb905340fdd4e54bfe9f06bf33ff6cf5ad27f511bfe95",
-  hoodi: "0x212f13fc4df078b6cb7db228f1c8307566dcecf900867401a92023d7ba99cb5f",
-  sepolia: "0xd8ea171f3c94aea21ebc42a1ed61052acf3f9209c00e4efbaaddac09ed9b8078",
-};
-
 export interface MigrationOptions {
   /** The network sigil is configured for, when its root is known (no custom network_config). */
   readonly network?: { readonly name: string; readonly genesisValidatorsRoot: string };

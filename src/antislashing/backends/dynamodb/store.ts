@@ -22,9 +22,13 @@
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
+  CreateTableCommand,
+  DescribeTableCommand,
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
+  ResourceInUseException,
+  ResourceNotFoundException,
   ScanCommand,
   UpdateItemCommand,
 } from "@aws-sdk/client-dynamodb";
@@ -60,6 +64,7 @@ import {
   type InterchangeValidator,
   NothingToExportError,
   type PubkeyHex,
+  SlashingDatabaseError,
   SlashingImportError,
   type SlashingStore,
   type ValidatorFloors,
@@ -74,6 +79,11 @@ export interface DynamoStoreOptions {
    */
   readonly client: DynamoDBClient;
   readonly logger?: Logger;
+  /**
+   * Create the table when it does not exist (`sigil slashing init`); without it a missing table is
+   * refused (SlashingDatabaseError "missing"). Default false.
+   */
+  readonly create?: boolean;
   /** Items per Scan page when exporting every validator (default: DynamoDB's 1 MB pages). */
   readonly scanPageSize?: number;
   /** Validators written at once by an import (default 16). */
@@ -142,6 +152,9 @@ function withFloors(marks: Watermarks, floors: ValidatorFloors | undefined): Wat
 const num = (value: bigint): AttributeValue => ({ N: value.toString(10) });
 const str = (value: string): AttributeValue => ({ S: value });
 
+/** How long `create` waits for a table it created to become ACTIVE. */
+const CREATE_TABLE_WAIT_MS = 120_000;
+
 export async function openDynamoStore(options: DynamoStoreOptions): Promise<SlashingStore> {
   const { table, client } = options;
   if (table === "") {
@@ -151,11 +164,15 @@ export async function openDynamoStore(options: DynamoStoreOptions): Promise<Slas
     );
   }
   try {
+    if (options.create) await createTableIfMissing(client, table, options.logger);
     await checkTableLayout(client, table, {
       layout: { partitionKey: ATTR.pubkey },
       missing: () =>
-        new DynamoTableError(
-          `DynamoDB table "${table}" does not exist; create it with partition key "pubkey" (type S) and no sort key (docs/antislashing-dynamodb.md)`,
+        new SlashingDatabaseError(
+          "missing",
+          `slashing protection table "${table}" does not exist (DynamoDB, region ${regionOf(client)}); ` +
+            "sigil never creates one silently. If it existed, check AWS_REGION and the account " +
+            "(docs/antislashing-dynamodb.md)",
         ),
       mismatch: (problems) =>
         new DynamoTableError(
@@ -170,9 +187,59 @@ export async function openDynamoStore(options: DynamoStoreOptions): Promise<Slas
   return new DynamoSlashingStore(options);
 }
 
+function regionOf(client: DynamoDBClient): string {
+  const region = client.config.region;
+  return typeof region === "string" ? region : "from the AWS environment";
+}
+
+/**
+ * `sigil slashing init`: creates the table (partition key `pubkey`, on-demand capacity, deletion
+ * protection on) when DescribeTable finds none, and waits until it is ACTIVE. Never changes an
+ * existing table; the layout check that follows judges it.
+ */
+async function createTableIfMissing(
+  client: DynamoDBClient,
+  table: string,
+  logger: Logger | undefined,
+): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: table }));
+    return;
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+  }
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: table,
+        AttributeDefinitions: [{ AttributeName: ATTR.pubkey, AttributeType: "S" }],
+        KeySchema: [{ AttributeName: ATTR.pubkey, KeyType: "HASH" }],
+        BillingMode: "PAY_PER_REQUEST",
+        DeletionProtectionEnabled: true,
+      }),
+    );
+  } catch (error) {
+    // Another process created it meanwhile: the layout check judges it.
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  const deadline = Date.now() + CREATE_TABLE_WAIT_MS;
+  for (;;) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
+    if (Table?.TableStatus === "ACTIVE") break;
+    if (Date.now() > deadline) {
+      throw new Error(`DynamoDB table "${table}" was created but is not ACTIVE after 120 s`);
+    }
+    await Bun.sleep(200);
+  }
+  logger?.info("slashing protection: dynamodb table created", { table });
+}
+
 class DynamoSlashingStore implements SlashingStore {
   readonly backend = "dynamodb" as const;
   readonly strategy = "minimal" as const;
+  get location(): string {
+    return `DynamoDB table "${this.table}"`;
+  }
   private readonly table: string;
   private readonly client: DynamoDBClient;
   private readonly logger: Logger | undefined;
@@ -328,6 +395,40 @@ class DynamoSlashingStore implements SlashingStore {
   async ping(): Promise<void> {
     this.assertOpen();
     await pingTable(this.client, this.table);
+  }
+
+  async storedGenesisValidatorsRoot(): Promise<Uint8Array | null> {
+    this.assertOpen();
+    const gvr = this.gvr ?? (await this.readGvr());
+    return gvr === undefined ? null : hexToBytes(gvr);
+  }
+
+  async bindGenesisValidatorsRoot(root: Uint8Array): Promise<Uint8Array> {
+    this.assertOpen();
+    return hexToBytes(await this.checkOrStoreGvr(bytesToHex(root)));
+  }
+
+  /**
+   * A conditional put whose condition can never hold, so that nothing is ever written: DynamoDB
+   * evaluates it on the write path, after throttling and the PutItem grant, so any answer but the
+   * condition's failure (throttled, access denied, the table going away) fails the probe.
+   */
+  async probeWrite(): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.table,
+          Item: { [ATTR.pubkey]: str(METADATA_KEY) },
+          ConditionExpression: "attribute_not_exists(#k) AND attribute_exists(#k)",
+          ExpressionAttributeNames: { "#k": ATTR.pubkey },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return;
+      throw error;
+    }
+    throw new Error(`DynamoDB table "${this.table}": a write probe's impossible condition held`);
   }
 
   async close(): Promise<void> {

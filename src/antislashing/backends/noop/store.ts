@@ -29,8 +29,24 @@ import { NothingToExportError } from "../../store";
 class NoopSlashingStore implements SlashingStore {
   readonly backend = "noop" as const;
   readonly strategy = "none" as const;
+  readonly location = "noop (nothing is kept)";
   private gvr: string | undefined;
   private closed = false;
+
+  /** Nothing is recorded: no chain either (the application binds no noop store). */
+  async storedGenesisValidatorsRoot(): Promise<Uint8Array | null> {
+    this.assertOpen();
+    return null;
+  }
+
+  async bindGenesisValidatorsRoot(root: Uint8Array): Promise<Uint8Array> {
+    this.assertOpen();
+    return root;
+  }
+
+  async probeWrite(): Promise<void> {
+    this.assertOpen();
+  }
 
   private assertOpen(): void {
     if (this.closed) throw new Error("noop slashing protection store is closed");

@@ -24,7 +24,7 @@
  */
 import type postgres from "postgres";
 import type { Logger } from "../../../observability/log";
-import { PostgresConfigError } from "../../../storage/postgres/connection";
+import { PostgresConfigError, parsePostgresUrl } from "../../../storage/postgres/connection";
 import { openMigratedPostgres, type PostgresDatabase } from "../../../storage/postgres/open";
 import type { PostgresPoolOptions } from "../../../storage/postgres/settings";
 import { assertAttestationVote, assertBlockProposal, assertPubkey, isUint64 } from "../../encoding";
@@ -51,6 +51,7 @@ import {
   type InterchangeValidator,
   NothingToExportError,
   type PubkeyHex,
+  SlashingDatabaseError,
   SlashingImportError,
   type SlashingStore,
 } from "../../store";
@@ -201,7 +202,38 @@ class PostgresStore implements SlashingStore {
   constructor(
     private readonly sql: Sql,
     private readonly logger: Logger | undefined,
+    /** The database, without its password (connection.ts). */
+    readonly location: string,
   ) {}
+
+  async storedGenesisValidatorsRoot(): Promise<Uint8Array | null> {
+    this.assertOpen();
+    const [row] = await this.sql<{ genesis_validators_root: Buffer }[]>`
+      SELECT genesis_validators_root FROM sigil_metadata`;
+    return row === undefined ? null : new Uint8Array(row.genesis_validators_root);
+  }
+
+  /** The claim function every check uses: the first root recorded wins, in one statement. */
+  async bindGenesisValidatorsRoot(root: Uint8Array): Promise<Uint8Array> {
+    this.assertOpen();
+    const gvr = rootBytes(root, "genesis validators root");
+    const [claim] = await this.sql<{ recorded: Buffer }[]>`
+      SELECT recorded FROM sigil_claim_genesis_validators_root(${gvr})`;
+    if (claim === undefined) throw new Error("sigil_claim_genesis_validators_root returned no row");
+    return new Uint8Array(claim.recorded);
+  }
+
+  /**
+   * An INSERT that inserts nothing (the row it copies is the one it would conflict with), yet is
+   * refused as any write is by a server that cannot take one (a read-only replica after a failover,
+   * a full disk's read-only mode, a revoked grant).
+   */
+  async probeWrite(): Promise<void> {
+    this.assertOpen();
+    await this.sql`
+      INSERT INTO sigil_metadata (genesis_validators_root)
+      SELECT genesis_validators_root FROM sigil_metadata ON CONFLICT DO NOTHING`;
+  }
 
   async checkAndInsertBlock(
     genesisValidatorsRoot: Uint8Array,
@@ -475,9 +507,22 @@ const DATABASE: PostgresDatabase = {
 
 /**
  * Opens the pool, checks that the server answers and migrates the schema. Rejects when the
- * database cannot be reached or is newer than this build.
+ * database cannot be reached or is newer than this build, and, without `create`, when sigil's
+ * tables are not there (SlashingDatabaseError "missing": only `sigil slashing init` creates them).
  */
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<SlashingStore> {
-  const sql = await openMigratedPostgres(DATABASE, options);
-  return new PostgresStore(sql, options.logger);
+export async function openPostgresStore(
+  options: PostgresStoreOptions & { readonly create: boolean },
+): Promise<SlashingStore> {
+  const location = parsePostgresUrl(options.url, `${DATABASE.settings}.url`).display;
+  const sql = await openMigratedPostgres(DATABASE, options, {
+    create: options.create,
+    missing: () =>
+      new SlashingDatabaseError(
+        "missing",
+        `slashing protection database ${location} has no sigil tables (in the first schema of ` +
+          "its search_path); sigil never creates them silently. If they existed, this is not the " +
+          "database (or schema) they were in: point antislashing.url at it",
+      ),
+  });
+  return new PostgresStore(sql, options.logger, location);
 }

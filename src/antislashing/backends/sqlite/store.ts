@@ -58,13 +58,22 @@
  * parameter an expression the planner does not look into.
  */
 
-import type { Database } from "bun:sqlite";
+import { Database } from "bun:sqlite";
+import { chmodSync, existsSync } from "node:fs";
 import type { Logger } from "../../../observability/log";
-import { openMigratedSqlite } from "../../../storage/sqlite/migrate";
+import {
+  acquireWriterLock,
+  fileIdentity,
+  SqliteLockedError,
+  type WriterLock,
+} from "../../../storage/sqlite/lock";
+import { runSqliteMigrations } from "../../../storage/sqlite/migrate";
+import { openDurableSqlite } from "../../../storage/sqlite/open";
 import {
   assertAttestationVote,
   assertBlockProposal,
   assertPubkey,
+  assertRoot,
   bytesEqual,
   bytesToHex,
   checkImportedValidator,
@@ -77,6 +86,7 @@ import {
   decideAttestation,
   decideBlock,
   genesisMismatch,
+  SAME_DATA,
   type StoredAttestation,
 } from "../../rules";
 import {
@@ -91,16 +101,36 @@ import {
   type InterchangeValidator,
   NothingToExportError,
   type PubkeyHex,
+  SlashingDatabaseError,
   SlashingImportError,
   type SlashingStore,
   type StagedDecision,
 } from "../../store";
+import {
+  checkBeforeWriting,
+  type DatabaseFiles,
+  databaseFiles,
+  missingDatabase,
+  replacedDatabase,
+  watched,
+  watchFiles,
+} from "./files";
 import { GroupCommit } from "./group-commit";
-import { MIGRATIONS } from "./migrations";
+import { MIGRATIONS, SQLITE_SCHEMA_VERSION } from "./migrations";
 import { INLINE_CHECKPOINTS, startBackgroundCheckpoints } from "./wal-checkpoint";
-import { openWalSync, type SyncWal, type WalSync } from "./wal-sync";
+import { openWalSync, type SyncWal, type WalSync, type WalWatch } from "./wal-sync";
 
 export interface SqliteStoreOptions {
+  /**
+   * Create the file when it is missing (`sigil slashing init`, --init-slashing-protection). Without
+   * it a missing file is refused: a signer must never start on an empty database by accident.
+   */
+  readonly create: boolean;
+  /**
+   * "write" (default): the writer lock is taken and held until close. "read": read-only, no lock,
+   * nothing written or migrated (export, dry runs), beside a running signer.
+   */
+  readonly access?: "write" | "read";
   /** How long a check waits for another process's write lock before failing. Default 5000 ms. */
   readonly busyTimeoutMs?: number;
   /** The sync of the -wal file behind the durability barrier (tests). Default: fdatasync. */
@@ -111,8 +141,11 @@ export interface SqliteStoreOptions {
    * processes (CLI commands, tests).
    */
   readonly checkpoints?: "inline" | "background";
-  /** Where the background checkpoints say they started, or fell back to inline ones. */
-  readonly logger?: Pick<Logger, "warn" | "info">;
+  /**
+   * Where the background checkpoints say they started, or fell back to inline ones, and where a
+   * change of the files while open is reported.
+   */
+  readonly logger?: Pick<Logger, "warn" | "info" | "error">;
   /** Starts the checkpoint worker (tests). */
   readonly spawnCheckpointWorker?: () => Worker;
 }
@@ -171,8 +204,38 @@ class SqliteSlashingStore implements SlashingStore {
   constructor(
     private readonly db: Database,
     private readonly durability: WalSync,
+    readonly location: string,
+    /** Released after the database closes: until then no other process may write it. */
+    private readonly lock?: WriterLock,
   ) {
     this.commits = new GroupCommit<Decision>(db, durability);
+  }
+
+  async storedGenesisValidatorsRoot(): Promise<Uint8Array | null> {
+    this.assertOpen();
+    return this.readGvr();
+  }
+
+  async bindGenesisValidatorsRoot(root: Uint8Array): Promise<Uint8Array> {
+    this.assertOpen();
+    assertRoot("genesis validators root", root);
+    await this.commits.submit(() => {
+      this.checkOrStoreGvr(root);
+      return SAME_DATA;
+    });
+    return this.readGvr() ?? root;
+  }
+
+  /** A row written and deleted in one transaction: its pages still go through the WAL and its sync. */
+  async probeWrite(): Promise<void> {
+    this.assertOpen();
+    await this.commits.submit(() => {
+      this.db
+        .query("INSERT OR REPLACE INTO metadata (key, value) VALUES ('write_probe', randomblob(8))")
+        .run();
+      this.db.query("DELETE FROM metadata WHERE key = 'write_probe'").run();
+      return SAME_DATA;
+    });
   }
 
   private assertOpen(): void {
@@ -739,10 +802,13 @@ class SqliteSlashingStore implements SlashingStore {
     return removed;
   }
 
-  /** Also fails once the WAL could not be synced (wal-sync.ts): the store stops signing. */
+  /**
+   * Also fails once the WAL could not be synced, or once the files at the paths are no longer the
+   * ones open (wal-sync.ts; this looks at them now): the store stops signing.
+   */
   async ping(): Promise<void> {
     this.assertOpen();
-    this.durability.assertHealthy();
+    this.durability.check();
     this.db.query("SELECT 1").get();
   }
 
@@ -755,38 +821,158 @@ class SqliteSlashingStore implements SlashingStore {
       await this.durability.close();
     } finally {
       this.db.close(false);
+      this.lock?.release();
     }
   }
 }
 
 /**
- * Opens (creating if needed) a slashing protection database at `path` (":memory:" for tests):
- * WAL, synchronous=NORMAL with the durability barrier (see the module comment), foreign keys, busy
+ * Opens the slashing protection database at `path` (":memory:" for tests): WAL,
+ * synchronous=NORMAL with the durability barrier (see the module comment), foreign keys, busy
  * timeout, then pending schema migrations. Refuses a database whose schema version is newer than
  * this build knows (SqliteSchemaError).
+ *
+ * Writers ("write", the default) take the file's writer lock first (storage/sqlite/lock.ts: one
+ * writer per file, SlashingDatabaseError "in_use" naming the holder) and hold it until close. A
+ * missing file is created only with `create` (`sigil slashing init`); otherwise, and for files
+ * that are not the ones last written (files.ts), SlashingDatabaseError. While open, the files at
+ * the paths are watched after every WAL sync and at every ping: once they are not the ones open,
+ * the store stops (DatabaseFileChangedError), logs it once, and saves what it holds.
+ *
+ * Readers ("read": export, a dry run) take no lock, open read-only, write nothing and migrate
+ * nothing; they work beside a running signer.
  */
 export async function openSqliteStore(
   path: string,
-  options: SqliteStoreOptions = {},
+  options: SqliteStoreOptions,
 ): Promise<SlashingStore> {
-  const db = openMigratedSqlite(
-    path,
-    {
-      busyTimeoutMs: options.busyTimeoutMs,
-      safeIntegers: true,
-      foreignKeys: true,
-      synchronous: "NORMAL",
-    },
-    {
+  if (path === ":memory:" || path === "") return openMigrated(path, options, undefined);
+  const files = databaseFiles(path);
+  const exists = existsSync(files.resolved);
+  if (options.access === "read") {
+    if (!exists) throw missingDatabase(files);
+    return openReader(files, options);
+  }
+  if (!exists && !options.create) throw missingDatabase(files);
+  let lock: WriterLock;
+  try {
+    lock = acquireWriterLock(files.resolved);
+  } catch (error) {
+    if (error instanceof SqliteLockedError) {
+      throw new SlashingDatabaseError(
+        "in_use",
+        `slashing protection database ${files.configured} is in use by ${error.holderPid === undefined ? "another process" : `process ${error.holderPid}`} ` +
+          `(${error.lockFile}): one process at a time writes a sqlite database; stop it first`,
+      );
+    }
+    throw error;
+  }
+  try {
+    checkBeforeWriting(files, exists, lock.previous);
+    if (exists) assertSigilDatabase(files);
+    return await openMigrated(path, options, { files, lock, existed: exists });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+/** Refuses a file that is not a sigil slashing protection database, before anything writes it. */
+function assertSigilDatabase(files: DatabaseFiles): void {
+  let tables: string[];
+  try {
+    const probe = new Database(files.resolved, { readonly: true });
+    try {
+      tables = (
+        probe.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
+          name: string;
+        }[]
+      ).map((row) => row.name);
+    } finally {
+      probe.close(false);
+    }
+  } catch (error) {
+    throw new SlashingDatabaseError(
+      "not_a_database",
+      `${files.configured} is not a slashing protection database (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  // An empty database (no tables yet) is a file init created and a crash interrupted.
+  if (tables.length > 0 && !(tables.includes("schema_version") && tables.includes("metadata"))) {
+    throw new SlashingDatabaseError(
+      "not_a_database",
+      `${files.configured} is a SQLite database, but not a sigil slashing protection database`,
+    );
+  }
+}
+
+/** A reader: read-only, no lock, no migration, nothing to make durable. */
+function openReader(files: DatabaseFiles, options: SqliteStoreOptions): SlashingStore {
+  assertSigilDatabase(files);
+  const db = new Database(files.resolved, { readonly: true, strict: true, safeIntegers: true });
+  try {
+    db.run(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    const row = db.query("SELECT MAX(version) AS version FROM schema_version").get() as {
+      version: bigint | null;
+    } | null;
+    const version = Number(row?.version ?? 0);
+    if (version > SQLITE_SCHEMA_VERSION) {
+      throw new SqliteSchemaError(
+        `slashing protection database has schema version ${version}, newer than this sigil knows (${SQLITE_SCHEMA_VERSION}); refusing to open it (upgrade sigil)`,
+      );
+    }
+  } catch (error) {
+    db.close(false);
+    throw error;
+  }
+  return new SqliteSlashingStore(db, READ_ONLY, files.configured);
+}
+
+const READ_ONLY: WalSync = {
+  barrier: async () => {},
+  assertHealthy: () => {},
+  check: () => {},
+  close: async () => {},
+};
+
+const DATABASE_ID_KEY = "database_id";
+
+interface Writer {
+  readonly files: DatabaseFiles;
+  readonly lock: WriterLock;
+  /** The main file was there before this open (false: `create` made it). */
+  readonly existed: boolean;
+}
+
+async function openMigrated(
+  path: string,
+  options: SqliteStoreOptions,
+  writer: Writer | undefined,
+): Promise<SlashingStore> {
+  const db = openDurableSqlite(path, {
+    busyTimeoutMs: options.busyTimeoutMs,
+    safeIntegers: true,
+    foreignKeys: true,
+    synchronous: "NORMAL",
+  });
+  let wal: WalSync;
+  try {
+    let found: string | null = null;
+    if (writer) {
+      db.query("SELECT count(*) FROM sqlite_master").get(); // a read in WAL mode creates the -wal
+      found = checkDatabaseId(db, writer);
+      // Before the first write, so that a crash from here on leaves files the lock file knows.
+      recordFiles(writer, found);
+    }
+    runSqliteMigrations(db, {
       what: "slashing protection",
       versionTable: "schema_version",
       migrations: MIGRATIONS,
       schemaError: (message) => new SqliteSchemaError(message),
-    },
-  );
-  let wal: WalSync;
-  try {
-    wal = openWalSync(db, options.syncWal);
+    });
+    const watch = writer ? watchWriter(db, writer, options.logger) : undefined;
+    wal = openWalSync(db, options.syncWal, watch);
+    if (writer) recordFiles(writer, found ?? newDatabaseId(db));
   } catch (error) {
     db.close(false);
     throw error;
@@ -805,10 +991,101 @@ export async function openSqliteStore(
       return wal.barrier();
     },
     assertHealthy: () => wal.assertHealthy(),
+    check: () => wal.check(),
     close: async () => {
       await checkpoints.close();
       await wal.close();
     },
   };
-  return new SqliteSlashingStore(db, durability);
+  return new SqliteSlashingStore(db, durability, writer?.files.configured ?? path, writer?.lock);
+}
+
+function readDatabaseId(db: Database): string | null {
+  const hasMetadata = db
+    .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'metadata'")
+    .get();
+  if (!hasMetadata) return null;
+  const row = db
+    .query("SELECT value FROM metadata WHERE key = $key")
+    .get({ key: DATABASE_ID_KEY }) as Row | null;
+  const value = asRoot(row?.value ?? null);
+  return value === null ? null : bytesToHex(value).slice(2);
+}
+
+/**
+ * The database's id, checked against the one the lock file remembers: another database at the
+ * path is refused, and so is one without an id where the lock file remembers one. A database
+ * `create` has just made replaces whatever was remembered: that is what init is for. Null when
+ * the database has no id yet (just created, or made before ids existed): it gets one.
+ */
+function checkDatabaseId(db: Database, writer: Writer): string | null {
+  const found = readDatabaseId(db);
+  const expected = writer.lock.previous?.database_id;
+  if (expected !== undefined && writer.existed && found !== expected) {
+    throw replacedDatabase(writer.files, writer.lock.path, found, expected);
+  }
+  return found;
+}
+
+/** A new id, on disk before the lock file names it (a commit with synchronous = FULL, once). */
+function newDatabaseId(db: Database): string {
+  const id = crypto.getRandomValues(new Uint8Array(16));
+  db.run("PRAGMA synchronous = FULL");
+  try {
+    db.transaction(() => {
+      db.query("INSERT INTO metadata (key, value) VALUES ($key, $value)").run({
+        key: DATABASE_ID_KEY,
+        value: id,
+      });
+    }).immediate();
+  } finally {
+    db.run("PRAGMA synchronous = NORMAL");
+  }
+  return bytesToHex(id).slice(2);
+}
+
+/** Writes what this writer has open into the lock file, for the next one to compare. */
+function recordFiles(writer: Writer, databaseId: string | null): void {
+  const main = fileIdentity(writer.files.resolved);
+  const wal = fileIdentity(writer.files.wal);
+  writer.lock.write({
+    ...(databaseId !== null && { database_id: databaseId }),
+    ...(main !== undefined && { main }),
+    ...(wal !== undefined && { wal }),
+  });
+}
+
+/**
+ * The watch of a writer's files (files.ts). On the first change it logs one line naming the file
+ * and saves what the connection still holds: a checkpoint puts the log's records into the main
+ * file it has open (enough when only the -wal went: the main file at the path is that file), and
+ * when the main file itself went, a copy of the whole database is written beside the path.
+ */
+function watchWriter(db: Database, writer: Writer, logger: SqliteStoreOptions["logger"]): WalWatch {
+  const files = [watched(writer.files.configured, true), watched(writer.files.wal, false)];
+  return watchFiles(files, writer.lock, (error, mainFile) => {
+    const saved: Record<string, string> = {};
+    try {
+      db.query("PRAGMA wal_checkpoint(FULL)").get();
+      saved.checkpoint = "done";
+    } catch (cause) {
+      saved.checkpoint = `failed: ${String(cause)}`;
+    }
+    if (mainFile) {
+      const copy = `${writer.files.resolved}.rescued-${new Date().toISOString().replaceAll(":", "")}`;
+      try {
+        db.run(`VACUUM INTO '${copy.replaceAll("'", "''")}'`);
+        chmodSync(copy, 0o600);
+        saved.copy = copy;
+      } catch (cause) {
+        saved.copy = `failed: ${String(cause)}`;
+      }
+    }
+    logger?.error(
+      `slashing protection database file changed while open: ${error.message}; signing stopped ` +
+        "(503 slashing_db_unavailable, /healthcheck DOWN) until sigil is restarted, and a restart " +
+        "refuses files that are not the ones written (docs/antislashing.md)",
+      { file: writer.files.configured, ...saved },
+    );
+  });
 }

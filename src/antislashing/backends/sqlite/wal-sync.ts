@@ -45,8 +45,29 @@ import type { Durability } from "./group-commit";
  * frames back from the page cache and trust them.
  */
 export interface WalSync extends Durability {
+  /**
+   * Runs the file watch now (health): throws, and fails every later barrier, once the files at the
+   * paths are not the ones open. Throws as assertHealthy does once the store has failed.
+   */
+  check(): void;
   /** Waits for the sync in flight, then closes the -wal descriptor. */
   close(): Promise<void>;
+}
+
+/**
+ * The files at the database's paths are no longer the ones the store has open (deleted, renamed,
+ * replaced). Like a failed sync, it stops all signing until a restart: whatever the store writes
+ * from now on lands in files that a restarted signer would not read.
+ */
+export class DatabaseFileChangedError extends Error {
+  override readonly name = "DatabaseFileChangedError";
+}
+
+export interface WalWatch {
+  /** The problem with the files at the paths, or null when they are still the ones open. */
+  readonly problem: () => DatabaseFileChangedError | null;
+  /** Called once, when a problem is first found (log it, save what can be saved). */
+  readonly onChanged: (error: DatabaseFileChangedError) => void;
 }
 
 /** The IO edge: makes the -wal file behind `fd` durable. */
@@ -56,7 +77,8 @@ export const fdatasyncWal: SyncWal = (fd) =>
   new Promise<void>((resolve, reject) => {
     fdatasync(fd, (error) => {
       if (error) reject(error);
-      else if (fstatSync(fd).nlink === 0) reject(new Error("the -wal file was deleted while open"));
+      else if (fstatSync(fd).nlink === 0)
+        reject(new DatabaseFileChangedError("the -wal file was deleted while open"));
       else resolve();
     });
   });
@@ -64,6 +86,7 @@ export const fdatasyncWal: SyncWal = (fd) =>
 const NO_FILE: WalSync = {
   barrier: async () => {},
   assertHealthy: () => {},
+  check: () => {},
   close: async () => {},
 };
 
@@ -73,18 +96,27 @@ export function mainDatabaseFile(db: Database): string {
   return files.find((d) => d.name === "main")?.file ?? "";
 }
 
-/** The connection's WAL, kept open until close(); a no-op for a database without a file. */
-export function openWalSync(db: Database, syncWal: SyncWal = fdatasyncWal): WalSync {
+/**
+ * The connection's WAL, kept open until close(); a no-op for a database without a file. With a
+ * `watch`, every sync is followed by a look at the paths (a few stat calls): a barrier resolves
+ * only while the files there are still the ones written, so no answer leaves once they are not.
+ */
+export function openWalSync(
+  db: Database,
+  syncWal: SyncWal = fdatasyncWal,
+  watch?: WalWatch,
+): WalSync {
   const file = mainDatabaseFile(db);
   if (file === "") return NO_FILE;
   const mode = db.query("PRAGMA journal_mode").get() as { journal_mode: string } | null;
   if (mode?.journal_mode !== "wal") throw new Error(`${file} is not in WAL mode`);
   db.query("SELECT count(*) FROM sqlite_master").get(); // a read in WAL mode creates the -wal file
   const fd = openSync(`${file}-wal`, "r");
-  const syncs = new CoalescingSync(() => syncWal(fd));
+  const syncs = new CoalescingSync(() => syncWal(fd), watch);
   return {
     barrier: () => syncs.wait(),
     assertHealthy: () => syncs.assertHealthy(),
+    check: () => syncs.check(),
     close: async () => {
       await syncs.close();
       closeSync(fd);
@@ -98,13 +130,19 @@ export class WalSyncError extends Error {
 
 const ignore = () => {};
 
-/** At most one `sync` in flight; wait() resolves with the first one that starts after the call. */
+/**
+ * At most one `sync` in flight; wait() resolves with the first one that starts after the call
+ * and, with a watch, only once the watch has found nothing after that sync.
+ */
 export class CoalescingSync {
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
-  private failure: WalSyncError | null = null;
+  private failure: Error | null = null;
 
-  constructor(private readonly sync: () => Promise<void>) {}
+  constructor(
+    private readonly sync: () => Promise<void>,
+    private readonly watch?: WalWatch,
+  ) {}
 
   wait(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
@@ -122,6 +160,23 @@ export class CoalescingSync {
     if (this.failure) throw this.failure;
   }
 
+  /** assertHealthy, then the watch: a problem it finds fails this and every later wait. */
+  check(): void {
+    this.assertHealthy();
+    this.look();
+  }
+
+  /** Throws the watch's problem, recorded as the failure (reported once), if there is one. */
+  private look(): void {
+    const problem = this.watch?.problem() ?? null;
+    if (problem === null) return;
+    if (this.failure === null) {
+      this.failure = problem;
+      this.watch?.onChanged(problem);
+    }
+    throw this.failure;
+  }
+
   /** Lets the syncs asked for finish; later waits fail. */
   async close(): Promise<void> {
     while (this.running || this.queued) await Promise.allSettled([this.running, this.queued]);
@@ -132,11 +187,16 @@ export class CoalescingSync {
     if (this.failure) return Promise.reject(this.failure);
     let run: Promise<void>;
     try {
-      run = this.sync();
+      run = this.sync().then(() => this.look());
     } catch (error) {
       run = Promise.reject(error);
     }
     run = run.catch((error: unknown) => {
+      if (this.failure === null && error instanceof DatabaseFileChangedError) {
+        // The watch words it better (it names the file) when it sees it too.
+        this.failure = this.watch?.problem() ?? error;
+        this.watch?.onChanged(this.failure as DatabaseFileChangedError);
+      }
       this.failure ??= new WalSyncError(
         `the slashing protection database could not be synced to disk (${String(error)}); ` +
           "refusing to sign: check the disk and reboot the host before starting sigil again",
