@@ -5,6 +5,7 @@ import { startHttpServer } from "../http/server";
 import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
 import { SignerMetrics } from "../observability/metrics";
+import type { SealService } from "../seal/service";
 import type { CanaryCounter } from "../signing/canary";
 import type { JobLimiter } from "../signing/limiter";
 import type { SigningObserver } from "../signing/service";
@@ -32,6 +33,8 @@ export function wireMetrics(
     isUnsealed: () => boolean;
     /** The BLS worker pool's per-worker figures; empty when signing on the main thread. */
     blsWorkers: () => readonly BlsWorkerStats[];
+    /** Stateful mode: its refused seal shares are counted. */
+    seal?: SealService;
   },
 ): MetricsWiring {
   const metrics = new SignerMetrics();
@@ -73,6 +76,8 @@ export function wireMetrics(
     "worker",
     perWorker("inFlight"),
   );
+
+  deps.seal?.onShareRejected((operation) => metrics.sealShareRejections.inc({ operation }));
 
   const observer: SigningObserver = {
     signed(operation, queueSeconds, signSeconds) {

@@ -51,6 +51,13 @@ export class SignerMetrics {
     registers: [this.registry],
   });
 
+  readonly sealShareRejections = new Counter({
+    name: "signer_seal_share_rejections_total",
+    help: "Seal shares refused as not their operator's (wrong key, corrupted, or another operator's), by operation.",
+    labelNames: ["operation"] as const,
+    registers: [this.registry],
+  });
+
   readonly canarySigning = new Counter({
     name: "signer_canary_signing_total",
     help: "Signatures made with a canary key (a key that should never sign).",

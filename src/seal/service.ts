@@ -78,10 +78,16 @@ export class SealService {
   private readonly now: () => number;
   private readonly log: Logger;
   private listener: SealListener | undefined;
+  private shareRejected: (operation: QuorumOperation) => void = () => {};
 
   constructor(private readonly options: SealServiceOptions) {
     this.now = options.now ?? Date.now;
     this.log = options.logger;
+  }
+
+  /** Counts every share refused as not its operator's (metrics); never given the share. */
+  onShareRejected(count: (operation: QuorumOperation) => void): void {
+    this.shareRejected = count;
   }
 
   /** The composition root attaches the key sources that need the master key (one listener). */
@@ -249,7 +255,17 @@ export class SealService {
     const record = await this.requireRecord();
     const operator = operatorByCredential(record, credential);
     this.requirePhase(operation);
-    checkShareBelongs(record, operator, share);
+    try {
+      checkShareBelongs(record, operator, share);
+    } catch (error) {
+      // A wrong share is an operator's mistake or someone else's key material: say so, never what.
+      this.log.warn(`${operation}: share rejected`, {
+        operator: operator.id,
+        reason: error instanceof SigilError ? error.message : String(error),
+      });
+      this.shareRejected(operation);
+      throw error;
+    }
     // From here to the outcome nothing awaits: concurrent submissions see one consistent progress.
     this.dropExpired();
     let progress = this.progress.get(operation);

@@ -99,7 +99,12 @@ export function parsePlan(
   }
   const parsed = parseWrapSpecList(shareWrap);
   if (!parsed.ok) throw invalid(`share_wrap: ${parsed.reason}`);
-  if (threshold === undefined || threshold < 1 || threshold > shareWrap.length) {
+  if (threshold === undefined) {
+    throw invalid(
+      `threshold is required${defaultsFrom ? " (or configure key_sources.cloud_kv.kms_threshold)" : ""}: how many of the ${shareWrap.length} shares unseal the signer`,
+    );
+  }
+  if (threshold < 1 || threshold > shareWrap.length) {
     throw invalid(
       `threshold: must be an integer from 1 to the number of share_wrap entries (${shareWrap.length})`,
     );

@@ -89,8 +89,8 @@ test("init → register → sealed restart → partial unseal expires → unseal
     };
     let sigil = await boot();
     const at = () => ["--signer-url", sigil.url];
-    const operator = (args: string[], env: Record<string, string> = {}) =>
-      runSigilAsync(["operator", ...args, ...at()], env);
+    const operator = (args: string[], env: Record<string, string> = {}, input?: string) =>
+      runSigilAsync(["operator", ...args, ...at()], env, input);
     const state = async () =>
       (JSON.parse(expectOk(await operator(["status", "--json"]), "status")) as { state: string })
         .state;
@@ -282,9 +282,34 @@ test("init → register → sealed restart → partial unseal expires → unseal
       ),
       "rotate start",
     );
-    expectOk(await operator(["rotate", "quorum", ...carolArgs], asCarol), "carol rotate");
+    // What is being approved is on every operator's screen before a share leaves.
+    const shown = expectOk(await operator(["status"]), "status during the rotation");
+    expect(shown).toContain("new quorum  2 of 2");
+    expect(shown).toContain(`age:${erin.recipient}`);
+    expect(shown).toContain(`awskms:${kms.keyArn(keyIds.dave)}`);
+    const declined = await operator(["rotate", "quorum", ...carolArgs], asCarol, "n\n");
+    expect(declined.code).toBe(1);
+    expect(declined.stdout).toContain("Your share approves this quorum rotation:");
+    expect(declined.stdout).toContain("new quorum  2 of 2");
+    expect(declined.stdout).toContain(`age:${erin.recipient}`);
+    expect(declined.stderr).toContain("rotation not approved: nothing was submitted");
+    const unanswered = await operator(["rotate", "quorum", ...carolArgs], asCarol);
+    expect(unanswered.code).toBe(1);
+    const stillNone = JSON.parse(expectOk(await operator(["status", "--json"]), "status")) as {
+      progress: { operation: string; submitted: number }[];
+    };
+    expect(stillNone.progress.find((p) => p.operation === "rotate-quorum")?.submitted).toBe(0);
+    const approved = expectOk(
+      await operator(["rotate", "quorum", ...carolArgs], asCarol, "y\n"),
+      "carol rotate",
+    );
+    expect(approved).toContain("new quorum  2 of 2");
+    expect(approved).toContain("submitted     1 of 2");
     const rotated = JSON.parse(
-      expectOk(await operator(["rotate", "quorum", "--json", ...alice], asBob), "bob rotate"),
+      expectOk(
+        await operator(["rotate", "quorum", "--yes", "--json", ...alice], asBob),
+        "bob rotate",
+      ),
     ) as {
       complete: boolean;
       operators: { registration_token: string }[];

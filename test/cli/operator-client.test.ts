@@ -581,6 +581,54 @@ describe("operator auth token", () => {
   });
 });
 
+describe("operator init and rotate quorum: the plan is checked before anything is sent", () => {
+  const RECIPIENT = `age1${"q".repeat(58)}`;
+  const AGE_SECRET = `AGE-SECRET-KEY-1${"Q".repeat(58)}`;
+  const init = (...args: string[]) =>
+    operator(["init", "--setup-token", "env:SETUP", "--signer-url", url, ...args], {
+      SETUP: "sgl_setup",
+    });
+  const rotate = (...args: string[]) => operator(["rotate", "quorum", ...at(...args)], ENV);
+
+  test("an age secret key in --share-wrap is refused, and never echoed", async () => {
+    for (const run of [
+      () => init("--share-wrap", `age:${RECIPIENT},age:${AGE_SECRET}`, "--threshold", "2"),
+      () => rotate("--share-wrap", `age:${AGE_SECRET}`, "--threshold", "1"),
+    ]) {
+      const result = await run();
+      expectUsage(result, "--share-wrap: entry");
+      expect(result.stderr).toContain("is an age secret key (AGE-SECRET-KEY-…), not a recipient");
+      expect(result.stderr).not.toContain(AGE_SECRET);
+    }
+    expect(fake.seen).toEqual([]);
+  });
+
+  test("a missing --threshold is named as missing", async () => {
+    expectUsage(
+      await init("--share-wrap", `age:${RECIPIENT},age:${RECIPIENT.replace("q", "p")}`),
+      "--threshold is missing: how many of the 2 shares unseal the signer",
+    );
+    expectUsage(
+      await rotate("--share-wrap", `age:${RECIPIENT}`),
+      "--threshold is missing: how many of the 1 shares unseal the signer",
+    );
+    expect(fake.seen).toEqual([]);
+  });
+
+  test("a 1-of-N quorum is allowed, with a warning", async () => {
+    const result = await init(
+      "--share-wrap",
+      `age:${RECIPIENT},age:${RECIPIENT.replace("q", "p")}`,
+      "--threshold",
+      "1",
+    );
+    expect(result.stderr).toContain(
+      "sigil: warning: --threshold 1: any one of the 2 operators can unseal alone",
+    );
+    expect(fake.seen.map((r) => `${r.method} ${r.path}`)).toContain("POST /api/v1/signer/sys/init");
+  });
+});
+
 describe("management token", () => {
   test("--token value and env:VAR; missing, unset or invalid is refused", async () => {
     const direct = await operator(["auth", "policy", "list", "--signer-url", url, "--token", MGMT]);

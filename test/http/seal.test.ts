@@ -13,6 +13,7 @@ import {
   unwrapOwnShare,
 } from "../support/ceremony";
 import { TempDir } from "../support/cli";
+import { scrapeMetrics } from "../support/metrics";
 import { startInProcessSigner } from "../support/signer";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
@@ -82,6 +83,7 @@ describe("seal lifecycle refusals (2-of-3, age)", () => {
       [{ setup_token: setup, share_wrap: [wraps[0], wraps[0]], threshold: 1 }, 400, /share_wrap/],
       [{ setup_token: setup, share_wrap: ["gpg:abc"], threshold: 1 }, 400, /share_wrap/],
       [{ setup_token: setup, threshold: 1 }, 400, /share_wrap is required/],
+      [{ setup_token: setup, share_wrap: wraps }, 400, /^threshold is required .*of the 3 shares/],
       [{ share_wrap: wraps, threshold: 1 }, 400, /^setup_token: is required \(the setup token/],
       [{ setup_token: setup, share_wrap: wraps, threshold: "2" }, 400, /^threshold: must be/],
       ["init", 400, /^request body must be a JSON object$/],
@@ -118,6 +120,17 @@ describe("seal lifecycle refusals (2-of-3, age)", () => {
     expect(foreign.status).toBe(400);
     expect(foreign.body.message).toContain("belongs to operator-2, not to operator-1");
     expect(await submitted()).toEqual([]);
+    // Each wrong share is logged with its operator and counted, never with the share itself.
+    const rejections = logs
+      .map((line) => JSON.parse(line) as Record<string, string>)
+      .filter((record) => record.msg === "unseal: share rejected");
+    expect(rejections.map((r) => [r.level, r.operator])).toEqual([
+      ["warn", "operator-1"],
+      ["warn", "operator-1"],
+    ]);
+    expect(logs.join("\n")).not.toContain(othersShare);
+    const metrics = await scrapeMetrics(signer.metricsUrl);
+    expect(metrics.get('signer_seal_share_rejections_total{operation="unseal"}')).toBe(2);
 
     expect((await submitShare(url, "unseal", op(0))).status).toBe(200);
     expect((await status()).state).toBe("partial_unseal");

@@ -61,11 +61,13 @@ export function runSigil(
 export async function runSigilAsync(
   args: readonly string[],
   env: Record<string, string> = {},
+  /** What the command reads on standard input (an answer to a prompt); none by default. */
+  input?: string,
 ): Promise<CliResult> {
   const proc = Bun.spawn(sigilCommand(args), {
     env: cleanEnv(env),
     cwd: repoRoot,
-    stdin: "ignore",
+    stdin: input === undefined ? "ignore" : new Blob([input]),
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { call, clientFromFlags, connectionArgs, jsonArgs, tokenArgs } from "./client";
-import { booleanFlag, listFlag, parseFlags, secretFlag, stringFlag } from "./flags";
+import { booleanFlag, parseFlags, secretFlag, stringFlag } from "./flags";
 import {
   asRecord,
   formatFields,
@@ -11,7 +11,7 @@ import {
   printText,
   text,
 } from "./output";
-import { integerFlag, printRegistrations } from "./quorum";
+import { integerFlag, printRegistrations, printRotationPlan, shareWrapPlan } from "./quorum";
 
 const SYS = "/api/v1/signer/sys";
 
@@ -48,13 +48,15 @@ export const initCommand = defineCommand({
     const setupToken = secretFlag(values, "setup-token");
     const wrap = stringFlag(values, "share-wrap");
     const threshold = stringFlag(values, "threshold");
+    // Without --share-wrap the signer's configured kms_key_arns (and kms_threshold) apply.
+    const plan = wrap === undefined ? undefined : shareWrapPlan(wrap, threshold);
     const client = clientFromFlags(values, false);
     const { body } = await call(client, "POST", `${SYS}/init`, {
       auth: false,
       body: {
         setup_token: setupToken,
-        ...(wrap === undefined ? {} : { share_wrap: listFlag(wrap) }),
-        ...(threshold === undefined ? {} : { threshold: integerFlag("threshold", threshold) }),
+        ...(plan && { share_wrap: plan.shareWrap, threshold: plan.threshold }),
+        ...(!plan && threshold !== undefined && { threshold: integerFlag("threshold", threshold) }),
       },
     });
     if (booleanFlag(values, "json")) printJson(body);
@@ -162,6 +164,8 @@ export const statusCommand = defineCommand({
           ]),
         ),
       );
+      for (const rotation of progress.filter((p) => p.operation === "rotate-quorum"))
+        printRotationPlan(rotation);
     }
   },
 });

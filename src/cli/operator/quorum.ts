@@ -105,6 +105,48 @@ function printProgress(result: Record<string, unknown>): void {
       ["expires_at", text(progress.expires_at, "never")],
     ]),
   );
+  printRotationPlan(progress);
+}
+
+/** What a rotation in progress would make the new quorum: what an operator approves. */
+export function printRotationPlan(
+  progress: Record<string, unknown>,
+  print: (text: string) => void = printText,
+): void {
+  const wraps = progress.new_share_wrap;
+  if (!Array.isArray(wraps)) return;
+  print(`new quorum  ${text(progress.new_threshold)} of ${wraps.length}`);
+  print(
+    formatTable(
+      ["NEW_SHARE_WRAP"],
+      wraps.map((wrap) => [text(wrap)]),
+    ),
+  );
+}
+
+/**
+ * Shows the rotation this share would approve and asks for a yes on standard input, unless
+ * `--yes`: an operator must see the new wrapping keys and threshold before giving up a share.
+ */
+async function confirmRotation(client: SignerClient, values: FlagValues): Promise<void> {
+  const { body } = await call(client, "GET", `${SYS}/seal-status`, { auth: false });
+  const progress = (
+    Array.isArray(asRecord(body).progress) ? asRecord(body).progress : []
+  ) as unknown[];
+  const rotation = progress.map(asRecord).find((p) => p.operation === "rotate-quorum");
+  if (!rotation) return; // the signer answers no_rotation to the submission itself
+  // With --json standard output is the answer alone; the plan is still shown, on standard error.
+  const print = booleanFlag(values, "json") ? note : printText;
+  print("Your share approves this quorum rotation:");
+  printRotationPlan(rotation, print);
+  if (booleanFlag(values, "yes")) return;
+  const answer = prompt("Approve it? [y/N]");
+  if (!/^y(es)?$/i.test((answer ?? "").trim())) {
+    fail(
+      "rotation not approved: nothing was submitted (--yes approves without asking)",
+      EXIT_FAILURE,
+    );
+  }
 }
 
 const shareArgs = { ...credentialArgs, ...connectionArgs, ...jsonArgs } as const;
@@ -161,6 +203,10 @@ const rotateArgs = {
   },
   threshold: { type: "string", valueHint: "n", description: "Start: shares the new quorum needs" },
   cancel: { type: "boolean", description: "Cancel the rotation in progress (with --token)" },
+  yes: {
+    type: "boolean",
+    description: "Submit: approve the rotation shown without asking (check it first)",
+  },
   ...tokenArgs,
   ...credentialArgs,
   ...connectionArgs,
@@ -202,6 +248,7 @@ const rotateQuorumCommand = defineCommand({
     if (booleanFlag(values, "cancel") || stringFlag(values, "share-wrap") !== undefined)
       fail("--share-wrap, --threshold and --cancel go with --token", EXIT_USAGE);
     const client = clientFromFlags(values, "credential");
+    await confirmRotation(client, values);
     const result = await submitOwnShare(client, values, `${SYS}/rotate-quorum/share`);
     if (json) return printJson(result);
     if (result.complete !== true) return printProgress(result);
@@ -219,10 +266,43 @@ export const rotateCommand = defineCommand({
 
 function startBody(values: FlagValues): { share_wrap: string[]; threshold: number } {
   const wrap = stringFlag(values, "share-wrap");
-  const threshold = stringFlag(values, "threshold");
-  if (wrap === undefined || threshold === undefined)
+  if (wrap === undefined)
     fail("starting a rotation needs --share-wrap and --threshold", EXIT_USAGE);
-  return { share_wrap: listFlag(wrap), threshold: integerFlag("threshold", threshold) };
+  const plan = shareWrapPlan(wrap, stringFlag(values, "threshold"));
+  return { share_wrap: plan.shareWrap, threshold: plan.threshold };
+}
+
+/**
+ * `--share-wrap` and `--threshold` as the CLI checks them before anything is sent: a missing
+ * threshold is named, an age secret key is refused (it is the operator's private half: a
+ * recipient, age1…, is meant), and a 1-of-N quorum is allowed with a warning.
+ */
+export function shareWrapPlan(
+  wrap: string,
+  threshold: string | undefined,
+): { shareWrap: string[]; threshold: number } {
+  const shareWrap = listFlag(wrap);
+  for (const [i, entry] of shareWrap.entries()) {
+    if (/AGE-SECRET-KEY-/i.test(entry)) {
+      fail(
+        `--share-wrap: entry ${i + 1} is an age secret key (AGE-SECRET-KEY-…), not a recipient: give the operator's public recipient (age1…), and treat that secret key as exposed`,
+        EXIT_USAGE,
+      );
+    }
+  }
+  if (threshold === undefined) {
+    fail(
+      `--threshold is missing: how many of the ${shareWrap.length} shares unseal the signer`,
+      EXIT_USAGE,
+    );
+  }
+  const count = integerFlag("threshold", threshold);
+  if (count === 1 && shareWrap.length > 1) {
+    note(
+      `sigil: warning: --threshold 1: any one of the ${shareWrap.length} operators can unseal alone; a quorum of 2 or more is what makes the seal a quorum`,
+    );
+  }
+  return { shareWrap, threshold: count };
 }
 
 export function integerFlag(name: string, value: string): number {
