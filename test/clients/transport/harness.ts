@@ -431,7 +431,8 @@ export class Signer {
       ].join("\n"),
     );
     if (lab.closing) throw new Error("the test file is finishing: no new signer");
-    const sigil = await startSigil(["serve", "-c", config]);
+    // A fresh database each file: created by the signer itself (an existing one is only opened).
+    const sigil = await startSigil(["serve", "-c", config, "--init-slashing-protection"]);
     const handle = lab.track({ kill: () => sigil.process.kill("SIGKILL") });
     return new Signer(sigil, lab, handle);
   }
