@@ -26,8 +26,10 @@
  * pubkeys as 0x lower-case hex, `signing_root` omitted when absent), one line per validator, in
  * chunks of about 64 KiB, awaiting the sink between chunks (backpressure).
  */
+
+import { Type } from "@sinclair/typebox";
 import { Tokenizer, TokenParser, TokenType } from "@streamparser/json";
-import { isJsonObject } from "../wire/json";
+import { type Checked, compileShape, joinPath } from "../wire/check";
 import { bytesToHex, hexToBytes, PUBKEY_HEX, UINT64_MAX } from "./encoding";
 import {
   type InterchangeAttestation,
@@ -48,123 +50,93 @@ export class InterchangeFormatError extends SlashingImportError {
   }
 }
 
-const ROOT_HEX = /^0x[0-9a-fA-F]{64}$/;
-const ANY_PUBKEY_HEX = /^0x[0-9a-fA-F]{96}$/;
-const DECIMAL = /^[0-9]+$/;
 /** Chunk size used when the input is a string already in memory. */
 const STRING_SLICE = 1 << 20;
 
-// ─── value validation ──────────────────────────────────────────────────────────────────────────
+// ─── the wire shape ────────────────────────────────────────────────────────────────────────────
 
-type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+/** EIP-3076 writes every integer as a decimal string; 20 digits hold any uint64. */
+const Uint64Text = Type.String({ pattern: "^[0-9]{1,20}$", expected: "a decimal string (uint64)" });
+const RootText = Type.String({
+  pattern: "^0x[0-9a-fA-F]{64}$",
+  expected: "0x + 64 hex characters (32 bytes)",
+});
+/** `null` is read as absent (some clients write it). */
+const OptionalRoot = Type.Optional(
+  Type.Union([RootText, Type.Null()], { expected: "0x + 64 hex characters (32 bytes) or null" }),
+);
+const PubkeyText = Type.String({
+  pattern: "^0x[0-9a-fA-F]{96}$",
+  expected: "0x + 96 hex characters (48 bytes)",
+});
 
-function describe(value: Json | undefined): string {
-  if (value === undefined) return "missing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") {
-    return `the string ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}`;
-  }
-  return typeof value === "object" ? "an object" : `the ${typeof value} ${String(value)}`;
+/** The document's `metadata`. Unknown keys are allowed, as the EIP-3076 JSON schema allows them. */
+export const InterchangeMetadataShape = Type.Object({
+  interchange_format_version: Type.Literal("5", {
+    expected: '"5" (the only supported version)',
+  }),
+  genesis_validators_root: RootText,
+});
+
+/** One element of the document's `data`: a validator and what it signed. */
+export const InterchangeValidatorShape = Type.Object({
+  pubkey: PubkeyText,
+  signed_blocks: Type.Array(Type.Object({ slot: Uint64Text, signing_root: OptionalRoot }), {
+    expected: "an array of {slot, signing_root?}",
+  }),
+  signed_attestations: Type.Array(
+    Type.Object({ source_epoch: Uint64Text, target_epoch: Uint64Text, signing_root: OptionalRoot }),
+    { expected: "an array of {source_epoch, target_epoch, signing_root?}" },
+  ),
+});
+
+const checkMetadata = compileShape(InterchangeMetadataShape);
+const checkValidator = compileShape(InterchangeValidatorShape);
+
+function shaped<T>(checked: Checked<T>, path: string): T {
+  if (checked.ok) return checked.value;
+  throw new InterchangeFormatError(joinPath(path, checked.where), checked.problem);
 }
 
-function expectObject(value: Json | undefined, path: string): JsonObject {
-  if (!isJsonObject(value))
-    throw new InterchangeFormatError(path, `expected an object, got ${describe(value)}`);
-  return value;
-}
-
-function expectArray(value: Json | undefined, path: string): Json[] {
-  if (!Array.isArray(value))
-    throw new InterchangeFormatError(path, `expected an array, got ${describe(value)}`);
-  return value;
-}
-
-function expectString(value: Json | undefined, path: string, what: string): string {
-  if (typeof value !== "string")
-    throw new InterchangeFormatError(path, `expected ${what}, got ${describe(value)}`);
-  return value;
-}
-
-function parseUint64(value: Json | undefined, path: string): bigint {
-  const what = "a decimal string (uint64)";
-  const text = expectString(value, path, what);
-  if (!DECIMAL.test(text) || text.length > 64) {
-    throw new InterchangeFormatError(path, `expected ${what}, got ${describe(value)}`);
-  }
+/** A uint64 the shape has already seen as 1 to 20 digits. */
+function uint64(text: string, path: string): bigint {
   const parsed = BigInt(text);
   if (parsed > UINT64_MAX)
     throw new InterchangeFormatError(path, `${text} is larger than 2^64 - 1`);
   return parsed;
 }
 
-function parseRoot(value: Json | undefined, path: string): Uint8Array {
-  const text = expectString(value, path, "0x + 64 hex characters (32 bytes)");
-  if (!ROOT_HEX.test(text)) {
-    throw new InterchangeFormatError(
-      path,
-      `expected 0x + 64 hex characters (32 bytes), got ${describe(value)}`,
-    );
-  }
-  return hexToBytes(text);
-}
-
-function parseOptionalRoot(value: Json | undefined, path: string): Uint8Array | undefined {
-  return value === undefined || value === null ? undefined : parseRoot(value, path);
+function optionalRoot(text: string | null | undefined): Uint8Array | undefined {
+  return text === undefined || text === null ? undefined : hexToBytes(text);
 }
 
 type Frame = { keys: Set<string>; expectKey: boolean; at: string } | { index: number; at: string };
 
-export function parseMetadata(value: Json | undefined, path = "$.metadata"): InterchangeMetadata {
-  const obj = expectObject(value, path);
-  const version = obj.interchange_format_version;
-  if (version !== "5") {
-    throw new InterchangeFormatError(
-      `${path}.interchange_format_version`,
-      `expected "5" (the only supported version), got ${describe(version)}`,
-    );
-  }
-  const gvrPath = `${path}.genesis_validators_root`;
-  const gvr = bytesToHex(parseRoot(obj.genesis_validators_root, gvrPath));
-  return { interchange_format_version: "5", genesis_validators_root: gvr };
+export function parseMetadata(value: unknown, path = "$.metadata"): InterchangeMetadata {
+  const metadata = shaped(checkMetadata(value), path);
+  return {
+    interchange_format_version: "5",
+    genesis_validators_root: metadata.genesis_validators_root.toLowerCase(),
+  };
 }
 
-export function parseValidator(value: Json | undefined, path: string): InterchangeValidator {
-  const obj = expectObject(value, path);
-  const pubkeyText = expectString(
-    obj.pubkey,
-    `${path}.pubkey`,
-    "0x + 96 hex characters (48 bytes)",
-  );
-  if (!ANY_PUBKEY_HEX.test(pubkeyText)) {
-    throw new InterchangeFormatError(
-      `${path}.pubkey`,
-      `expected 0x + 96 hex characters (48 bytes), got ${describe(pubkeyText)}`,
-    );
-  }
-  const blocks = expectArray(obj.signed_blocks, `${path}.signed_blocks`).map(
-    (item, j): InterchangeBlock => {
-      const at = `${path}.signed_blocks[${j}]`;
-      const block = expectObject(item, at);
-      const slot = parseUint64(block.slot, `${at}.slot`);
-      const signingRoot = parseOptionalRoot(block.signing_root, `${at}.signing_root`);
-      return signingRoot === undefined ? { slot } : { slot, signingRoot };
-    },
-  );
-  const attestations = expectArray(obj.signed_attestations, `${path}.signed_attestations`).map(
-    (item, j): InterchangeAttestation => {
-      const at = `${path}.signed_attestations[${j}]`;
-      const attestation = expectObject(item, at);
-      const sourceEpoch = parseUint64(attestation.source_epoch, `${at}.source_epoch`);
-      const targetEpoch = parseUint64(attestation.target_epoch, `${at}.target_epoch`);
-      const signingRoot = parseOptionalRoot(attestation.signing_root, `${at}.signing_root`);
-      return signingRoot === undefined
-        ? { sourceEpoch, targetEpoch }
-        : { sourceEpoch, targetEpoch, signingRoot };
-    },
-  );
-  return { pubkey: pubkeyText.toLowerCase(), blocks, attestations };
+export function parseValidator(value: unknown, path: string): InterchangeValidator {
+  const record = shaped(checkValidator(value), path);
+  const blocks = record.signed_blocks.map((block, j): InterchangeBlock => {
+    const slot = uint64(block.slot, `${path}.signed_blocks[${j}].slot`);
+    const signingRoot = optionalRoot(block.signing_root);
+    return signingRoot === undefined ? { slot } : { slot, signingRoot };
+  });
+  const attestations = record.signed_attestations.map((attestation, j): InterchangeAttestation => {
+    const at = `${path}.signed_attestations[${j}]`;
+    const sourceEpoch = uint64(attestation.source_epoch, `${at}.source_epoch`);
+    const targetEpoch = uint64(attestation.target_epoch, `${at}.target_epoch`);
+    const signingRoot = optionalRoot(attestation.signing_root);
+    return signingRoot === undefined
+      ? { sourceEpoch, targetEpoch }
+      : { sourceEpoch, targetEpoch, signingRoot };
+  });
+  return { pubkey: record.pubkey.toLowerCase(), blocks, attestations };
 }
 
 // ─── streaming reader ──────────────────────────────────────────────────────────────────────────
@@ -241,9 +213,9 @@ class InterchangeReader {
     };
     this.parser.onValue = ({ value, key, stack }) => {
       if (stack.length === 1 && key === "metadata") {
-        this.metadata = parseMetadata(value as Json);
+        this.metadata = parseMetadata(value);
       } else if (stack.length === 2 && typeof key === "number") {
-        this.queue.push(parseValidator(value as Json, `$.data[${key}]`));
+        this.queue.push(parseValidator(value, `$.data[${key}]`));
       }
     };
   }
@@ -506,7 +478,7 @@ export async function writeInterchange(
   sink: InterchangeSink,
 ): Promise<{ validators: number; blocks: number; attestations: number }> {
   const gvr = source.metadata.genesis_validators_root;
-  if (!ROOT_HEX.test(gvr))
+  if (!/^0x[0-9a-fA-F]{64}$/.test(gvr))
     throw new TypeError(`cannot export genesis validators root ${JSON.stringify(gvr)}`);
   let emit: (chunk: string) => Promise<void>;
   let finish: () => Promise<void> = async () => {};
