@@ -38,6 +38,7 @@ export type ErrorCode =
   | "rotation_in_progress"
   | "seal_conflict"
   | "share_wrap_failed"
+  | "key_write_failed"
   | "internal_error";
 
 export class SigilError extends Error {

@@ -1,93 +1,113 @@
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
+import type { SlashingStore } from "../antislashing/store";
 import type { BlsBackend } from "../bls/backend";
 import type { Config } from "../config/schema";
-import { loadFilesystemKeys } from "../keys/filesystem";
+import { KeyService, type LoadSummary } from "../keys/key-service";
 import type { KeyStore } from "../keys/key-store";
-import type { KeystoreCache } from "../keys/keystore-cache";
+import { KeyReloader } from "../keys/reload";
+import { FilesystemSource } from "../keys/sources/filesystem";
+import type { KeySource } from "../keys/sources/source";
 import type { CheckResult } from "../observability/health";
 import type { Logger } from "../observability/log";
 
-export interface KeyLoadSummary {
-  loaded: number;
-  failed: number;
-  /** Why each failed key was skipped (no secrets). */
-  reasons: string[];
-  /** The keystore cache, open for the Key Manager API (enabled with both); closed by the caller. */
-  keystoreCache?: KeystoreCache;
+export interface KeyWiring {
+  readonly service: KeyService;
+  readonly filesystem: FilesystemSource;
+  /** POST /reload and SIGHUP. */
+  readonly reloader: KeyReloader;
+  /** Web3Signer's convention: DOWN when any configured key failed to load (at the last load). */
+  health(): CheckResult;
+  close(): void;
 }
 
-/** Loads every configured key source into the store; failures are logged by the source and counted. */
-export async function loadConfiguredKeys(
+/**
+ * The key sources and the one key service over them: the filesystem source (with the Key
+ * Manager API's keystore files as its writer when the API is enabled), any other source the
+ * caller built (cloud_kv), and the first load of the filesystem keys. `onLoad` sees every load
+ * of every source (metrics). A reload reads the filesystem paths, and cloud_kv while unsealed.
+ */
+export async function wireKeys(
   config: Config,
-  store: KeyStore,
-  bls: BlsBackend,
-  logger: Logger,
-): Promise<KeyLoadSummary> {
-  const { paths, keystore_load_concurrency, raw_load_concurrency, cache } =
-    config.key_sources.filesystem;
-  if (paths.length === 0) return { loaded: 0, failed: 0, reasons: [] };
-  const result = await loadFilesystemKeys({
-    paths,
-    keystoreConcurrency: keystore_load_concurrency,
-    rawConcurrency: raw_load_concurrency,
-    bls,
-    logger: logger.child("keys"),
-    // Relative to the working directory, like antislashing.path. Kept open for the Key Manager
-    // API, whose imports it then holds too.
-    ...(cache.enabled
-      ? {
-          cache: {
-            path: resolve(cache.path),
-            keepOpen: config.key_sources.key_manager_api.enabled,
-          },
-        }
-      : {}),
+  deps: {
+    keys: KeyStore;
+    bls: BlsBackend;
+    slashing: SlashingStore;
+    logger: Logger;
+    /** Sources built elsewhere (cloud_kv), in the order a reload reads them after the filesystem. */
+    others: readonly KeySource[];
+    onLoad: (summary: LoadSummary) => void;
+  },
+): Promise<KeyWiring> {
+  const settings = config.key_sources.filesystem;
+  const log = deps.logger.child("keys");
+  const filesystem = new FilesystemSource({
+    paths: settings.paths,
+    keystoreConcurrency: settings.keystore_load_concurrency,
+    rawConcurrency: settings.raw_load_concurrency,
+    bls: deps.bls,
+    logger: log,
+    // Relative to the working directory, like antislashing.path.
+    ...(settings.cache.enabled ? { cachePath: resolve(settings.cache.path) } : {}),
+    keyManager: config.key_sources.key_manager_api.enabled,
   });
-  // With the Key Manager API on, it manages exactly the keys it could have written: a
-  // `<pubkey>.yaml` in the first path holding that one key. Deleting means removing that file, so
-  // a key described anywhere else (another name, a shared multi-key file) is read-only: deleting
-  // it could not keep it from loading again at the next start-up.
-  const managed = config.key_sources.key_manager_api.enabled ? resolve(paths[0] ?? "") : undefined;
-  const keysPerFile = new Map<string, number>();
-  for (const { file } of result.keys)
-    keysPerFile.set(resolve(file), (keysPerFile.get(resolve(file)) ?? 0) + 1);
-  let duplicates = 0;
-  for (const { pubkey, key, file } of result.keys) {
-    const path = resolve(file);
-    const deletable =
-      managed !== undefined &&
-      path === join(managed, `${pubkey}.yaml`) &&
-      keysPerFile.get(path) === 1;
-    if (!store.add({ pubkey, key, source: "filesystem", readonly: !deletable })) duplicates++;
-  }
-  const reasons = [
-    ...result.failures.map((f) => f.reason),
-    ...Array<string>(duplicates).fill("duplicate across sources"),
-  ];
+  const service = new KeyService({
+    keys: deps.keys,
+    bls: deps.bls,
+    slashing: deps.slashing,
+    sources: [filesystem, ...deps.others],
+    logger: log,
+  });
+  const load = async (source: KeySource) => {
+    const summary = await service.load(source.name);
+    deps.onLoad(summary);
+    return summary;
+  };
+  filesystem.writer?.recoverInterruptedImports();
+  await load(filesystem);
+  const reloader = new KeyReloader(
+    [filesystem, ...deps.others].map((source) => ({
+      name: source.name,
+      run: async () => {
+        // A sealed signer has no cloud_kv to read: the next unseal loads it.
+        if (!source.ready()) return undefined;
+        const summary = await load(source);
+        log.info("key source reloaded", {
+          source: source.name,
+          loaded: summary.loaded,
+          added: summary.added,
+          replaced: summary.replaced,
+          removed: summary.removed,
+          failed: summary.failures.length,
+        });
+        return { failed: summary.failures.length };
+      },
+    })),
+    log,
+    // A reload lets go of keys and of everything it read at once: one full collection right
+    // after keeps memory at its steady state instead of a sawtooth until the runtime collects
+    // (docs/keys.md#reload has the figures). It blocks the event loop for a few milliseconds.
+    () => Bun.gc(true),
+  );
   return {
-    loaded: result.keys.length - duplicates,
-    failed: reasons.length,
-    reasons,
-    ...(result.cache ? { keystoreCache: result.cache } : {}),
+    service,
+    filesystem,
+    reloader,
+    health: () => keysHealth(service, deps.keys, deps.others.length > 0),
+    close: () => filesystem.close(),
   };
 }
 
-/** Web3Signer's convention: the key check is DOWN when any configured key failed to load. */
-export function keysHealth(
-  summary: KeyLoadSummary,
-  store: KeyStore,
-  cloudKvFailures?: readonly string[],
-): CheckResult {
-  const cloudKv: Record<string, number> =
-    cloudKvFailures === undefined
-      ? {}
-      : { cloud_kv_loaded: store.count("cloud_kv"), cloud_kv_failed: cloudKvFailures.length };
+function keysHealth(service: KeyService, keys: KeyStore, cloudKv: boolean): CheckResult {
+  const failed = (name: "filesystem" | "cloud_kv") => service.lastLoad(name)?.failures.length ?? 0;
+  const cloud: Record<string, number> = cloudKv
+    ? { cloud_kv_loaded: keys.count("cloud_kv"), cloud_kv_failed: failed("cloud_kv") }
+    : {};
   return {
-    status: summary.failed > 0 || (cloudKvFailures?.length ?? 0) > 0 ? "DOWN" : "UP",
+    status: failed("filesystem") > 0 || (cloudKv && failed("cloud_kv") > 0) ? "DOWN" : "UP",
     data: {
-      filesystem_loaded: store.count("filesystem"),
-      filesystem_failed: summary.failed,
-      ...cloudKv,
+      filesystem_loaded: keys.count("filesystem"),
+      filesystem_failed: failed("filesystem"),
+      ...cloud,
     },
   };
 }

@@ -4,13 +4,26 @@ import type { RunningSigner } from "./signer";
 export interface StopSignals {
   /** Resolves with the first SIGTERM/SIGINT. */
   readonly received: Promise<NodeJS.Signals>;
+  /**
+   * Runs `reload` on every SIGHUP from now on; SIGHUPs that came before (during start-up) run it
+   * once now.
+   */
+  onReload(reload: () => void): void;
 }
 
 /**
  * Installed before anything binds, so a signal that arrives during start-up is not lost to the
- * default handler. A second signal exits at once with 1 (the operator insists).
+ * default handler (SIGHUP's would end the process). A second stop signal exits at once with 1
+ * (the operator insists). SIGHUP reloads the keys (docs/keys.md, "Reload").
  */
 export function listenForStopSignals(logger: Logger): StopSignals {
+  let reload: (() => void) | undefined;
+  let reloadAsked = false;
+  process.on("SIGHUP", () => {
+    logger.child("app").info("SIGHUP: reloading the keys");
+    if (reload) reload();
+    else reloadAsked = true;
+  });
   let first: NodeJS.Signals | undefined;
   const received = new Promise<NodeJS.Signals>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
@@ -24,7 +37,14 @@ export function listenForStopSignals(logger: Logger): StopSignals {
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
   });
-  return { received };
+  return {
+    received,
+    onReload(run) {
+      reload = run;
+      if (reloadAsked) run();
+      reloadAsked = false;
+    },
+  };
 }
 
 /**
@@ -37,6 +57,7 @@ export async function runUntilStopped(
   logger: Logger,
 ): Promise<number> {
   const log = logger.child("app");
+  signals.onReload(() => signer.reloadKeys("sighup"));
   const signal = await signals.received;
   log.info("stopping: no new requests; waiting for in-flight ones", {
     signal,

@@ -13,6 +13,7 @@ import { requestMeta } from "../http/request-meta";
 import type { Route } from "../http/route";
 import { authApiRoutes } from "../http/routes/auth-api";
 import { healthRoutes } from "../http/routes/health";
+import { reloadRoutes } from "../http/routes/reload";
 import { sealRoutes } from "../http/routes/seal";
 import { signerKeysRoutes } from "../http/routes/signer-keys";
 import { signingRoutes } from "../http/routes/signing";
@@ -32,7 +33,7 @@ import { VERSION } from "../version";
 import { wireAuth } from "./auth";
 import { wireCloudKv } from "./cloud-kv";
 import { wireKeyManager } from "./keymanager";
-import { keysHealth, loadConfiguredKeys } from "./keys";
+import { wireKeys } from "./keys";
 import { wireMetrics } from "./metrics";
 import {
   configuredNetwork,
@@ -48,6 +49,10 @@ export interface RunningSigner {
   readonly routes: readonly Route[];
   /** Base URL of the metrics listener (GET /metrics). */
   readonly metricsUrl: string;
+  /** Re-reads the key sources in the background (SIGHUP; POST /reload does the same). */
+  reloadKeys(trigger: string): void;
+  /** Resolves once no key reload runs or waits. */
+  keysReloaded(): Promise<void>;
   /** Graceful stop: no new requests, in-flight ones finish within the grace period, resources close. */
   stop(): Promise<{ forced: boolean }>;
 }
@@ -157,9 +162,6 @@ async function startWithStore(
   const authenticate = authenticateWith(auth.authenticator);
   // A removed key leaves the BLS backend too (a pool wipes it in its worker).
   const keys = new KeyStore({ onRemove: (entry) => bls.forget?.(entry.key) });
-  const keySummary = await loadConfiguredKeys(config, keys, bls, logger);
-  if (keys.count() === 0)
-    log.warn("no keys loaded: every sign request will get 404 unknown_pubkey");
   const network = configuredNetwork(config);
   const writes = new WriteHealth();
   const stopPruning = schedulePruning(store, config, logger);
@@ -176,7 +178,6 @@ async function startWithStore(
     isUnsealed,
     blsWorkers: running.workerStats,
   });
-  metrics.recordKeyLoadFailures(keySummary.reasons);
   const health = new HealthRegistry();
   // A full queue means new signing requests are being turned away: not ready for more work.
   health.register("signing_queue", () => {
@@ -193,17 +194,23 @@ async function startWithStore(
     };
   });
 
-  const cloudKv = seal
-    ? await wireCloudKv(config, {
-        seal,
-        keys,
-        bls,
-        slashing: store,
-        logger,
-        onFailures: (reasons) => metrics.recordKeyLoadFailures(reasons, "cloud_kv"),
-      })
-    : undefined;
-  health.register("keys", () => keysHealth(keySummary, keys, cloudKv?.lastFailures()));
+  const cloudKv = seal ? await wireCloudKv(config, { seal, bls, logger }) : undefined;
+  const keySources = await wireKeys(config, {
+    keys,
+    bls,
+    slashing: store,
+    logger,
+    others: cloudKv ? [cloudKv.source] : [],
+    onLoad: (loaded) =>
+      metrics.recordKeyLoadFailures(
+        loaded.failures.map((f) => f.reason),
+        loaded.source === "cloud_kv" ? "cloud_kv" : "filesystem",
+      ),
+  });
+  if (keys.count() === 0)
+    log.warn("no keys loaded: every sign request will get 404 unknown_pubkey");
+  const cloudKvRoutes = cloudKv?.start(keySources.service);
+  health.register("keys", () => keySources.health());
   // A sealed signer is alive (/upcheck) but not ready: it cannot sign until operators unseal it.
   if (seal) {
     health.register("seal", () => ({
@@ -228,12 +235,9 @@ async function startWithStore(
     tracer,
   });
   const keyManager = wireKeyManager(config, {
-    keys,
-    bls,
-    store,
+    service: keySources.service,
     logger,
     authMode: auth.authenticator.mode,
-    ...(keySummary.keystoreCache ? { keystoreCache: keySummary.keystoreCache } : {}),
   });
   const status = async () => ({
     version: VERSION,
@@ -246,10 +250,11 @@ async function startWithStore(
     ...signingRoutes(signing, tracer),
     ...statusRoutes(status),
     ...keyManager.routes,
+    ...reloadRoutes(keySources.reloader),
     ...signerKeysRoutes({
       inventory: new KeyInventory(keys, cloudKv?.listTable),
-      ...(cloudKv?.keygen && { keygen: cloudKv.keygen }),
-      ...(cloudKv?.writer && { writer: cloudKv.writer }),
+      ...(cloudKvRoutes?.keygen && { keygen: cloudKvRoutes.keygen }),
+      ...(cloudKvRoutes?.writer && { writer: cloudKvRoutes.writer }),
     }),
     ...(auth.admin ? authApiRoutes(auth.admin) : []),
     ...(seal ? sealRoutes(seal) : []),
@@ -309,6 +314,8 @@ async function startWithStore(
     http,
     routes,
     metricsUrl: metrics.url,
+    reloadKeys: (trigger) => keySources.reloader.request(trigger),
+    keysReloaded: () => keySources.reloader.idle(),
     async stop() {
       const graceMs = config.server.graceful_shutdown_timeout_seconds * 1000;
       const deadline = Date.now() + graceMs;
@@ -325,7 +332,8 @@ async function startWithStore(
       await tracer.shutdown();
       await auth.close();
       await store.close();
-      keySummary.keystoreCache?.close();
+      await keySources.reloader.idle();
+      keySources.close();
       await running.close();
       return { forced: forced || !idle };
     },

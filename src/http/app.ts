@@ -41,8 +41,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const log = options.logger;
   const table = new RouteTable(options.routes);
   const isUnsealed = options.isUnsealed ?? (() => true);
-  const readBody = (request: Request) =>
-    readJsonBody(request, table.find(request)?.maxBodyBytes ?? options.maxBodyBytes);
+  const readBody = (request: Request) => {
+    const route = table.find(request);
+    return readJsonBody(
+      request,
+      route?.maxBodyBytes ?? options.maxBodyBytes,
+      route?.bodyless === true,
+    );
+  };
   const answerError = (error: unknown, request: Request): Response | undefined => {
     const cause = error instanceof Error && isSigilError(error.cause) ? error.cause : error;
     if (!isSigilError(cause)) return undefined;

@@ -8,11 +8,16 @@ import { SigilError } from "../errors";
  */
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
-export async function readJsonBody(request: Request, limitBytes: number): Promise<unknown> {
+export async function readJsonBody(
+  request: Request,
+  limitBytes: number,
+  /** The route takes no body (POST /reload, sent as `curl -X POST`): an empty one is none. */
+  emptyAllowed = false,
+): Promise<unknown> {
   const bytes = await readBodyBytes(request, limitBytes);
   if (bytes.length === 0) {
     // A DELETE that names its target in the path may carry a JSON content type and no body.
-    if (!METHODS_WITH_BODY.has(request.method)) return undefined;
+    if (emptyAllowed || !METHODS_WITH_BODY.has(request.method)) return undefined;
     throw new SigilError("invalid_request", "request body is empty; expected JSON");
   }
   requireJsonContentType(request.headers.get("content-type"));

@@ -33,6 +33,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   rotation_in_progress: 409,
   seal_conflict: 409,
   share_wrap_failed: 502,
+  key_write_failed: 502,
   queue_full: 503,
   request_timeout: 503,
   shutting_down: 503,

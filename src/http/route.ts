@@ -29,6 +29,11 @@ export interface Route<S extends TSchema | undefined = TSchema | undefined> {
    * service (the signing hot path, where a generic pass over the body would cost each request).
    */
   readonly bodyParsedBy?: string;
+  /**
+   * The route takes no body, and a POST without one is fine (Web3Signer's `POST /reload`, which
+   * operators send as `curl -X POST`); a body sent anyway is still read within the limit.
+   */
+  readonly bodyless?: boolean;
   /** Words for each path parameter in error messages ("public key"). */
   readonly params?: Readonly<Record<string, string>>;
   /**

@@ -24,7 +24,7 @@
  * order (directory, then file name, then document), and of two descriptors with the same
  * public key the first in that order wins.
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
@@ -57,6 +57,12 @@ import {
 import { type CacheKeystore, type KeystoreCache, openKeystoreCache } from "./keystore-cache";
 import { createSemaphore } from "./semaphore";
 
+/** Why a keystore decrypted while the signer runs stays out of the cache until a rebuild. */
+export const NOT_CACHED = {
+  new_password: "its password is not one the cache was made with",
+  costlier_kdf: "its scrypt costs more than the cache's",
+} as const;
+
 /** Descriptors hold one key each, or a few thousand as multi-document YAML: 16 MiB is plenty. */
 export const MAX_DESCRIPTOR_BYTES = 16 * 1024 * 1024;
 /** An EIP-2335 keystore is about 1 KiB. */
@@ -68,6 +74,15 @@ export interface FilesystemKey {
   key: BlsSecretKey;
   /** Path of the descriptor the key came from. */
   file: string;
+  /** Identifies the descriptor document and what it points at, as read (see `reuse`). */
+  fingerprint: string;
+}
+
+/** A key whose descriptor is unchanged since the load that `reuse` remembers: not opened again. */
+export interface ReusedKey {
+  pubkey: string;
+  file: string;
+  fingerprint: string;
 }
 
 export interface FilesystemLoadFailure {
@@ -75,12 +90,16 @@ export interface FilesystemLoadFailure {
   file: string;
   /** Why it was skipped; never contains a secret. */
   reason: string;
+  /** For a duplicate: the pubkey another descriptor already loaded. */
+  pubkey?: string;
 }
 
 export interface FilesystemLoadResult {
   keys: FilesystemKey[];
+  /** Keys `reuse` kept (none without it). */
+  reused: ReusedKey[];
   failures: FilesystemLoadFailure[];
-  /** The keystore cache, still open for the Key Manager API's changes (`cache.keepOpen` only). */
+  /** The keystore cache, still open for changes while the signer runs (`cache.keepOpen` only). */
   cache?: KeystoreCache;
 }
 
@@ -95,12 +114,44 @@ export interface FilesystemLoadOptions {
   logger: Logger;
   /**
    * The keystore cache file; absent: no cache. `keepOpen`: the cache is returned open, so that
-   * keystores imported later are sealed into it (the caller closes it); otherwise its keys are
-   * wiped once the load ends.
+   * keystores imported or reloaded later are sealed into it (the caller closes it); otherwise its
+   * keys are wiped once the load ends. `open`: a cache a first load kept open (a reload): its
+   * entries serve keystores, and keystores decrypted now are added to it.
    */
-  cache?: { path: string; keepOpen?: boolean };
+  cache?: { path: string; keepOpen?: boolean } | { open: KeystoreCache };
   /** Defaults to `decryptKeystore`. */
   decrypt?: KeystoreDecrypt;
+  /**
+   * A reload: given a document's fingerprint, the pubkey of the key a previous load got from the
+   * identical document (same file, same bytes, same keystore and password) when the caller still
+   * holds it. That key is not opened again (no import, no KDF): it comes back in `reused`.
+   */
+  reuse?: (fingerprint: string) => string | undefined;
+}
+
+/** Fingerprints are keyed per process: they identify documents, and say nothing of passwords. */
+const FINGERPRINT_KEY = randomBytes(32);
+
+function fingerprintOf(parts: readonly (string | Uint8Array)[]): string {
+  const mac = createHmac("sha256", FINGERPRINT_KEY);
+  for (const part of parts) {
+    const bytes = typeof part === "string" ? Buffer.from(part, "utf8") : part;
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(bytes.length);
+    mac.update(length);
+    mac.update(bytes);
+  }
+  return mac.digest("hex");
+}
+
+/** The fingerprint of a keystore document: the descriptor's place and bytes, the keystore, the password. */
+function keystoreFingerprint(
+  file: string,
+  digest: Buffer,
+  index: number,
+  read: CacheKeystore,
+): string {
+  return fingerprintOf([file, digest, String(index), read.keystoreHash, read.password]);
 }
 
 /**
@@ -115,7 +166,15 @@ const DESCRIPTOR_NAME = /\.ya?ml$/i;
 type Order = number[];
 
 type Outcome =
-  | { order: Order; file: string; ok: true; pubkey: string; key: BlsSecretKey }
+  | {
+      order: Order;
+      file: string;
+      ok: true;
+      pubkey: string;
+      /** Absent: reused (see `reuse`). */
+      key?: BlsSecretKey;
+      fingerprint: string;
+    }
   | { order: Order; file: string; ok: false; reason: string };
 
 /** A raw key read and waiting for its batch; the secret is zeroed once handed over. */
@@ -124,6 +183,7 @@ interface ReadRawKey {
   file: string;
   label: string;
   secret: Uint8Array;
+  fingerprint: string;
 }
 
 /** A keystore descriptor whose files were read: everything but the KDF is done. */
@@ -136,6 +196,7 @@ interface ReadKeystore {
   keystore: unknown;
   password: string;
   cache: CacheKeystore;
+  fingerprint: string;
 }
 
 function compareOrder(a: Order, b: Order): number {
@@ -182,26 +243,32 @@ async function listDescriptors(dir: string): Promise<string[]> {
 }
 
 /**
- * A keystore as the cache identifies it (file hash, normalised password, KDF), read from its
- * files exactly as the next start-up will read them. The caller wipes `password`.
+ * A one-keystore descriptor as a load reads it (written while the signer runs, by the Key
+ * Manager API): the keystore as the cache identifies it (file hash, normalised password, KDF;
+ * the caller wipes `password`) and the fingerprint a reload gives the descriptor, so that the
+ * reload keeps the key instead of opening it again.
  */
-export async function readCacheKeystore(
+export async function readWrittenKeystore(
+  descriptorFile: string,
   keystoreFile: string,
   keystorePasswordFile: string,
-): Promise<CacheKeystore> {
+): Promise<{ cache: CacheKeystore; fingerprint: string }> {
+  const bytes = await readBoundedFile(descriptorFile, MAX_DESCRIPTOR_BYTES, "descriptor", () => {});
+  const digest = createHash("sha256").update(bytes).digest();
   const descriptor: KeystoreDescriptor = {
     type: "file-keystore",
     keystoreFile,
     keystorePasswordFile,
   };
-  return (await readKeystore(descriptor, () => {})).cache;
+  const { cache } = await readKeystore(descriptor, () => {});
+  return { cache, fingerprint: keystoreFingerprint(descriptorFile, digest, 0, cache) };
 }
 
 /** Reads a keystore and its password and validates the keystore; no KDF runs here. */
 async function readKeystore(
   descriptor: KeystoreDescriptor,
   onMode: (path: string, mode: number) => void,
-): Promise<Omit<ReadKeystore, "order" | "file" | "label">> {
+): Promise<Omit<ReadKeystore, "order" | "file" | "label" | "fingerprint">> {
   const { keystoreFile } = descriptor;
   const bytes = await readBoundedFile(keystoreFile, MAX_KEYSTORE_BYTES, "keystore file", onMode);
   let keystore: unknown;
@@ -238,6 +305,13 @@ export async function loadFilesystemKeys(
   const kdfLimit = createSemaphore(Math.min(options.keystoreConcurrency, availableParallelism()));
   const outcomes: Outcome[] = [];
   const keystores: ReadKeystore[] = [];
+  /** The key of an unchanged document, kept as the caller holds it. */
+  const reused = (order: Order, file: string, fingerprint: string): boolean => {
+    const pubkey = options.reuse?.(fingerprint);
+    if (pubkey === undefined) return false;
+    outcomes.push({ order, file, ok: true, pubkey, fingerprint });
+    return true;
+  };
   const looseModes = createLooseModeReport();
   const onMode = looseModes.check;
 
@@ -283,9 +357,17 @@ export async function loadFilesystemKeys(
       for (const raw of batch) raw.secret.fill(0);
     }
     const settle = (raw: ReadRawKey, result: BlsImportResult) => {
-      const { order, file, label } = raw;
+      const { order, file, label, fingerprint } = raw;
       if (!result.ok) failed(order, file, label + invalidKey(result.error).reason);
-      else outcomes.push({ order, file, ok: true, key: result.key, pubkey: pubkeyOf(result.key) });
+      else
+        outcomes.push({
+          order,
+          file,
+          ok: true,
+          key: result.key,
+          pubkey: pubkeyOf(result.key),
+          fingerprint,
+        });
     };
     rawImports.push(
       results.then(
@@ -302,12 +384,14 @@ export async function loadFilesystemKeys(
 
   const loadDescriptorFile = async (order: Order, file: string): Promise<void> => {
     let documents: DescriptorDocument[];
+    let digest = Buffer.alloc(0);
     try {
       documents = await rawLimit.run(async () => {
         let mode = 0;
         const bytes = await readBoundedFile(file, MAX_DESCRIPTOR_BYTES, "descriptor", (_, m) => {
           mode = m;
         });
+        digest = createHash("sha256").update(bytes).digest();
         const text = bytes.toString("utf8");
         bytes.fill(0);
         const parsed = parseDescriptorFile(text, file);
@@ -330,13 +414,24 @@ export async function loadFilesystemKeys(
       }
       const { descriptor } = document;
       if (descriptor.type === "file-raw") {
-        rawBatch.push({ order: docOrder, file, label: label(i), secret: descriptor.privateKey });
+        const fingerprint = fingerprintOf([file, digest, String(i)]);
+        if (reused(docOrder, file, fingerprint)) {
+          descriptor.privateKey.fill(0);
+          return;
+        }
+        const secret = descriptor.privateKey;
+        rawBatch.push({ order: docOrder, file, label: label(i), secret, fingerprint });
         if (rawBatch.length >= RAW_IMPORT_BATCH) importRawBatch();
         return;
       }
       try {
         const read = await readLimit.run(() => readKeystore(descriptor, onMode));
-        keystores.push({ order: docOrder, file, label: label(i), ...read });
+        const fingerprint = keystoreFingerprint(file, digest, i, read.cache);
+        if (reused(docOrder, file, fingerprint)) {
+          read.cache.password.fill(0);
+          return;
+        }
+        keystores.push({ order: docOrder, file, label: label(i), ...read, fingerprint });
       } catch (err) {
         failed(docOrder, file, label(i) + reasonOf(err));
       }
@@ -364,7 +459,7 @@ export async function loadFilesystemKeys(
       bls.forget?.(imported.key);
       throw inKeystore(read.keystoreFile, err);
     }
-    cache?.keep(read.cache, imported.pubkey, secret);
+    if (cache) record(cache, read, imported.pubkey, secret);
     return imported;
   };
 
@@ -423,20 +518,39 @@ export async function loadFilesystemKeys(
   await Promise.all(rawImports);
   looseModes.flush(logger);
 
-  const keepCacheOpen = options.cache?.keepOpen === true;
-  const cache = options.cache
-    ? await openKeystoreCache({
-        path: options.cache.path,
-        keystores: keystores.map((k) => k.cache),
-        logger,
-      })
-    : undefined;
+  const cacheOption = options.cache;
+  const alreadyOpen = cacheOption && "open" in cacheOption ? cacheOption.open : undefined;
+  const keepCacheOpen =
+    cacheOption !== undefined && "keepOpen" in cacheOption && !!cacheOption.keepOpen;
+  const cache =
+    alreadyOpen ??
+    (cacheOption && "path" in cacheOption
+      ? await openKeystoreCache({
+          path: cacheOption.path,
+          keystores: keystores.map((k) => k.cache),
+          logger,
+        })
+      : undefined);
+  // A first load records each keystore in the cache it opened; a reload adds what it decrypted.
+  const record = (into: KeystoreCache, read: ReadKeystore, pubkey: string, secret: Uint8Array) => {
+    if (!alreadyOpen) {
+      into.keep(read.cache, pubkey, secret);
+      return;
+    }
+    const added = into.add(read.cache, pubkey, secret);
+    if (added !== "sealed")
+      logger.warn(
+        "keystore not in the keystore cache: the next start-up decrypts every keystore to rebuild it",
+        { file: read.file, reason: NOT_CACHED[added] },
+      );
+  };
   try {
     await Promise.all(
       keystores.map(async (read) => {
         try {
           const { key, pubkey } = await unlock(read, cache);
-          outcomes.push({ order: read.order, file: read.file, ok: true, key, pubkey });
+          const { order, file, fingerprint } = read;
+          outcomes.push({ order, file, ok: true, key, pubkey, fingerprint });
         } catch (err) {
           failed(read.order, read.file, read.label + reasonOf(err));
         }
@@ -444,7 +558,8 @@ export async function loadFilesystemKeys(
     );
   } finally {
     for (const read of keystores) read.cache.password.fill(0);
-    if (cache) {
+    if (alreadyOpen) alreadyOpen.flush();
+    else if (cache) {
       cache.finish({ keepOpen: keepCacheOpen });
       logger.info("keystore cache", { path: cache.path, state: cache.state, ...cache.stats });
     }
@@ -452,6 +567,7 @@ export async function loadFilesystemKeys(
 
   outcomes.sort((a, b) => compareOrder(a.order, b.order));
   const keys: FilesystemKey[] = [];
+  const kept: ReusedKey[] = [];
   const failures: FilesystemLoadFailure[] = [];
   const firstFile = new Map<string, string>();
   for (const outcome of outcomes) {
@@ -459,22 +575,26 @@ export async function loadFilesystemKeys(
       failures.push({ file: outcome.file, reason: outcome.reason });
       continue;
     }
-    const first = firstFile.get(outcome.pubkey);
+    const { pubkey, file, key, fingerprint } = outcome;
+    const first = firstFile.get(pubkey);
     if (first !== undefined) {
-      const reason = `duplicate of ${first} (pubkey ${outcome.pubkey})`;
-      logger.warn("key not loaded", { file: outcome.file, reason });
-      failures.push({ file: outcome.file, reason });
+      const reason = `duplicate of ${first} (pubkey ${pubkey})`;
+      logger.warn("key not loaded", { file, reason });
+      failures.push({ file, reason, pubkey });
+      if (key) bls.forget?.(key);
       continue;
     }
-    firstFile.set(outcome.pubkey, outcome.file);
-    keys.push({ pubkey: outcome.pubkey, key: outcome.key, file: outcome.file });
+    firstFile.set(pubkey, file);
+    if (key) keys.push({ pubkey, key, file, fingerprint });
+    else kept.push({ pubkey, file, fingerprint });
   }
 
   logger.info("filesystem keys loaded", {
-    loaded: keys.length,
+    loaded: keys.length + kept.length,
+    ...(options.reuse ? { unchanged: kept.length } : {}),
     failed: failures.length,
     elapsed_ms: Math.round(performance.now() - started),
     paths: seenDirs.size,
   });
-  return { keys, failures, ...(cache && keepCacheOpen ? { cache } : {}) };
+  return { keys, reused: kept, failures, ...(cache && keepCacheOpen ? { cache } : {}) };
 }

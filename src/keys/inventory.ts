@@ -1,3 +1,4 @@
+import type { KeyAccess } from "../auth/authenticator";
 import { SigilError } from "../errors";
 import type { KeySourceName, KeyStore } from "./key-store";
 
@@ -24,8 +25,8 @@ export const MAX_PAGE_SIZE = 10_000;
 const TABLE_CACHE_MS = 30_000;
 
 /**
- * The operational inventory: every key of every source, loaded or not, sorted by pubkey then
- * source, in pages. The cursor is the last entry's `pubkey:source` (not a secret, stable under
+ * The operational inventory: every key of every source, loaded or not, that the caller may see,
+ * sorted by pubkey then source, in pages. The cursor is the last entry's `pubkey:source` (not a secret, stable under
  * changes: a key added before the cursor is simply not seen by that walk).
  */
 export class KeyInventory {
@@ -37,7 +38,11 @@ export class KeyInventory {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async page(query: URLSearchParams): Promise<{ data: InventoryEntry[]; next: string | null }> {
+  /** One page of the keys the caller may see (the key rule of signer_keys_list). */
+  async page(
+    query: URLSearchParams,
+    access: KeyAccess,
+  ): Promise<{ data: InventoryEntry[]; next: string | null }> {
     const limit = pageSize(query.get("limit"));
     const after = query.get("after") ?? "";
     const entries = new Map<string, InventoryEntry>();
@@ -61,7 +66,9 @@ export class KeyInventory {
         origin: item.origin,
       });
     }
-    const sorted = [...entries.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const sorted = [...entries.entries()]
+      .filter(([, entry]) => access.refusal(entry.pubkey) === undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const start = after === "" ? 0 : sorted.findIndex(([id]) => id > after);
     const slice = start < 0 ? [] : sorted.slice(start, start + limit);
     const last = slice.at(-1)?.[0];

@@ -51,4 +51,21 @@ describe("KeyStore onRemove", () => {
     expect(keys.remove(a.pubkey)).toBe(true);
     expect(keys.count()).toBe(0);
   });
+
+  test("replace: the old key leaves the backend unless the same key object stays", () => {
+    const removed: StoredKey[] = [];
+    const keys = new KeyStore({ onRemove: (gone) => removed.push(gone) });
+    const a = entry(1);
+    keys.replace(a);
+    expect(keys.get(a.pubkey)).toBe(a);
+    expect(removed).toEqual([]);
+    const sameKey = { ...a, readonly: false };
+    keys.replace(sameKey);
+    expect(keys.get(a.pubkey)).toBe(sameKey);
+    expect(removed).toEqual([]);
+    const newKey = entry(1);
+    keys.replace(newKey);
+    expect(keys.get(a.pubkey)).toBe(newKey);
+    expect(removed).toEqual([sameKey]);
+  });
 });

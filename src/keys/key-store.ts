@@ -7,7 +7,7 @@ export interface StoredKey {
   readonly pubkey: string;
   readonly key: BlsSecretKey;
   readonly source: KeySourceName;
-  /** Keys from read-only sources cannot be deleted through the Key Manager API. */
+  /** Whether the Key Manager API refuses to delete it (the key service decides, per source). */
   readonly readonly: boolean;
 }
 
@@ -33,6 +33,16 @@ export class KeyStore {
     if (this.#keys.has(entry.pubkey)) return false;
     this.#keys.set(entry.pubkey, entry);
     return true;
+  }
+
+  /**
+   * Puts `entry` in place of the one held for its pubkey (a changed descriptor), or adds it. The
+   * old key leaves the BLS backend (`onRemove`) unless it is the same key object.
+   */
+  replace(entry: StoredKey): void {
+    const old = this.#keys.get(entry.pubkey);
+    this.#keys.set(entry.pubkey, entry);
+    if (old !== undefined && old.key !== entry.key) this.#onRemove?.(old);
   }
 
   get(pubkey: string): StoredKey | undefined {

@@ -1,4 +1,7 @@
-/** Serialises tasks per key (a pubkey): an import and a delete of one key never interleave. */
+/**
+ * Serialises tasks per key: an import and a delete of one pubkey never interleave; two loads of
+ * one source never overlap.
+ */
 export class KeyedLock {
   readonly #tails = new Map<string, Promise<unknown>>();
 
@@ -12,5 +15,18 @@ export class KeyedLock {
     } finally {
       if (this.#tails.get(key) === settled) this.#tails.delete(key);
     }
+  }
+
+  /**
+   * Runs `task` holding every key's lock. The locks are taken in sorted order, so two batches
+   * sharing keys wait for each other instead of each holding a key the other needs.
+   */
+  runAll<T>(keys: Iterable<string>, task: () => Promise<T>): Promise<T> {
+    const sorted = [...new Set(keys)].sort();
+    const inner = sorted.reduceRight<() => Promise<T>>(
+      (next, key) => () => this.run(key, next),
+      task,
+    );
+    return inner();
   }
 }

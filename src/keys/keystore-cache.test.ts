@@ -23,7 +23,8 @@ import {
 } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
 import { registerTestSecret, testLogger } from "../../test/support/log-capture";
-import { loadConfiguredKeys } from "../app/keys";
+import { createNoopStore } from "../antislashing/backends/noop/store";
+import { wireKeys } from "../app/keys";
 import { createNobleBackend } from "../bls/noble";
 import { loadConfig } from "../config/load";
 import { type FilesystemLoadResult, loadFilesystemKeys } from "./filesystem";
@@ -468,8 +469,18 @@ test("key_sources.filesystem.cache turns the cache on for the configured keys, r
   const cwd = process.cwd();
   process.chdir(base);
   try {
-    const summary = await loadConfiguredKeys(loaded.config, new KeyStore(), bls, quiet);
-    expect(summary).toEqual({ loaded: KEYSTORES + 1, failed: 0, reasons: [] });
+    const keys = new KeyStore();
+    const wired = await wireKeys(loaded.config, {
+      keys,
+      bls,
+      slashing: createNoopStore(),
+      logger: quiet,
+      others: [],
+      onLoad: () => {},
+    });
+    wired.close();
+    expect(keys.count("filesystem")).toBe(KEYSTORES + 1);
+    expect(wired.service.lastLoad("filesystem")?.failures).toEqual([]);
   } finally {
     process.chdir(cwd);
   }

@@ -12,6 +12,11 @@ export interface ImportBatch {
   readonly decryption: Semaphore;
   /** Pubkeys already taken by earlier items of the same request. */
   readonly seen: Set<string>;
+  /**
+   * The route's key rule: why the caller may not import this pubkey, or undefined. Checked before
+   * anything else is said about the key, so an answer never tells whether a hidden key exists.
+   */
+  readonly refusal?: (pubkey: string) => string | undefined;
 }
 
 export type OpenedKeystore =
@@ -51,6 +56,12 @@ export async function openImportedKeystore(
     return fail(keystoreFailureReason(error));
   }
   const taken = (pubkey: string) => batch.seen.has(pubkey) || batch.keys.get(pubkey) !== undefined;
+  const refused = (pubkey: string) => {
+    const reason = batch.refusal?.(pubkey);
+    return reason === undefined ? undefined : fail(`not allowed: ${reason}`);
+  };
+  const refusedClaim = claimed ? refused(claimed) : undefined;
+  if (refusedClaim) return refusedClaim;
   if (claimed && taken(claimed)) return duplicate;
   if (claimed) batch.seen.add(claimed);
   let secret: Uint8Array;
@@ -67,8 +78,11 @@ export async function openImportedKeystore(
     return fail(keystoreFailureReason(error));
   }
   const pubkey = toHex(key.publicKey);
-  if ((claimed && claimed !== pubkey) || (!claimed && taken(pubkey))) {
+  const refusedKey = claimed ? undefined : refused(pubkey);
+  if (refusedKey || (claimed && claimed !== pubkey) || (!claimed && taken(pubkey))) {
     secret.fill(0);
+    batch.bls.forget?.(key);
+    if (refusedKey) return refusedKey;
     return claimed ? fail("the keystore's pubkey does not match its decrypted key") : duplicate;
   }
   batch.seen.add(pubkey);

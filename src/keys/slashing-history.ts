@@ -5,7 +5,6 @@ import {
   type SlashingStore,
 } from "../antislashing/store";
 import { SigilError } from "../errors";
-import type { DeleteStatus, ItemResult } from "./import-request";
 
 /**
  * Slashing history that travels with keys (EIP-3076): imported before any key of the request
@@ -60,25 +59,4 @@ export async function exportHistory(
     };
     return { interchange: JSON.stringify(empty), withRecords };
   }
-}
-
-/**
- * A Key Manager API delete, as both writable sources answer it: each key deleted in request order
- * (`deleteOne` takes the key's lock), then the history of all of them, exported after the keys
- * left memory so that it is complete; a key not found that has records here was once active, so
- * it is `not_active`.
- */
-export async function deleteWithHistory(
-  slashing: SlashingStore,
-  pubkeys: string[],
-  deleteOne: (pubkey: string) => Promise<ItemResult<DeleteStatus>>,
-): Promise<{ data: ItemResult<DeleteStatus>[]; slashing_protection: string }> {
-  const data: ItemResult<DeleteStatus>[] = [];
-  for (const pubkey of pubkeys) data.push(await deleteOne(pubkey));
-  const history = await exportHistory(slashing, pubkeys);
-  for (const [i, pubkey] of pubkeys.entries()) {
-    if (data[i]?.status === "not_found" && history.withRecords.has(pubkey))
-      data[i] = { status: "not_active" };
-  }
-  return { data, slashing_protection: history.interchange };
 }

@@ -131,6 +131,7 @@ const authenticated = (route: Route) =>
 /** The writes that take no body: they name their target in the path, or have none. */
 const BODY_LESS_WRITES = [
   "POST /api/v1/signer/sys/seal",
+  "POST /reload",
   "DELETE /api/v1/signer/sys/rotate-quorum",
   "DELETE /api/v1/signer/auth/policies/:name",
   "DELETE /api/v1/signer/auth/tokens/:accessor",
@@ -146,6 +147,7 @@ describe("every route of the table", () => {
       "DELETE /api/v1/signer/keys",
       "POST /api/v1/signer/auth/tokens",
       "POST /api/v1/signer/sys/unseal",
+      "POST /reload",
     ]) {
       expect(names).toContain(expected);
     }

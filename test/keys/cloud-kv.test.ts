@@ -2,12 +2,14 @@
 // the 16-segment scan, decryption under the master key, refresh, and two instances on one table.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { createNoopStore } from "../../src/antislashing/backends/noop/store";
 import type { BlsBackend } from "../../src/bls/backend";
 import { loadBlstBackend } from "../../src/bls/select";
-import { syncCloudKvKeys } from "../../src/keys/cloud-kv/loader";
 import { sealSecret } from "../../src/keys/cloud-kv/sealed-secret";
 import { type CloudKvItem, CloudKvTable, SCAN_SEGMENTS } from "../../src/keys/cloud-kv/table";
+import { KeyService } from "../../src/keys/key-service";
 import { KeyStore } from "../../src/keys/key-store";
+import { CloudKvSource } from "../../src/keys/sources/cloud-kv";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
 import { registerTestSecret, testLogger } from "../support/log-capture";
 
@@ -54,16 +56,27 @@ async function tableWith(name: string, items: CloudKvItem[]): Promise<CloudKvTab
   return table;
 }
 
-const sync = (table: CloudKvTable, keys: KeyStore, statusFilter = ["active"]) =>
-  syncCloudKvKeys({
-    table,
-    statusFilter,
-    maxConcurrentReads: 4,
-    masterKey: master,
-    bls,
-    keys,
-    logger,
-  });
+/** One key service per key store (it remembers what each source holds between loads). */
+const services = new Map<KeyStore, KeyService>();
+
+/** A load of the cloud_kv source into `keys`, through the key service, as unseal and refresh do. */
+async function sync(table: CloudKvTable, keys: KeyStore, statusFilter = ["active"]) {
+  let service = services.get(keys);
+  if (!service) {
+    const source = new CloudKvSource({
+      table,
+      statusFilter,
+      maxConcurrentReads: 4,
+      bls,
+      masterKey: () => master,
+      logger,
+    });
+    service = new KeyService({ keys, bls, slashing: createNoopStore(), sources: [source], logger });
+    services.set(keys, service);
+  }
+  const summary = await service.load("cloud_kv");
+  return { ...summary, failed: summary.failures.length };
+}
 
 describe("cloud_kv table", () => {
   test("validate: missing table and a wrong key schema are clear errors", async () => {
@@ -88,7 +101,7 @@ describe("cloud_kv table", () => {
     const result = await sync(table, keys);
     expect(result.loaded).toBe(120);
     expect(result.failed).toBe(2);
-    expect(result.pages).toBeGreaterThanOrEqual(SCAN_SEGMENTS);
+    expect((await table.scan(["active"], 4, () => {})).pages).toBeGreaterThanOrEqual(SCAN_SEGMENTS);
     for (const item of active) expect(keys.get(item.pubkey)?.source).toBe("cloud_kv");
     expect(keys.get(inactive.pubkey)).toBeUndefined();
     expect(keys.get(foreign.pubkey)).toBeUndefined();

@@ -324,7 +324,7 @@ describe("loadFilesystemKeys", () => {
       bls,
       logger: log.logger,
     });
-    expect(result).toEqual({ keys: [], failures: [] });
+    expect(result).toEqual({ keys: [], reused: [], failures: [] });
     expect(log.records()).toMatchObject([{ level: "info", loaded: 0, failed: 0 }]);
   });
 
@@ -427,6 +427,14 @@ describe("loadFilesystemKeys with the BLS worker pool (public keys derived in it
           reason: zero.has(i)
             ? "invalid private key: BLS secret key is zero"
             : expect.stringContaining(`duplicate of ${join(dir, name(duplicate.get(i) ?? 0))}`),
+          // A duplicate names the key it repeats (the key service tells it read-only by that).
+          ...(duplicate.has(i)
+            ? {
+                pubkey: hex(
+                  bls.importSecretKey(manySecrets[duplicate.get(i) ?? 0] as Uint8Array).publicKey,
+                ),
+              }
+            : {}),
         })),
     ]);
     expect(handed).toHaveLength(count);

@@ -22,6 +22,13 @@ export const SCAN_SEGMENTS = 16;
 
 export type KeyOrigin = "generated" | "imported";
 
+/**
+ * The status of an item while its batch is being written: never loaded, whatever status_filter
+ * says. A batch writes every item with it, then sets each to `active`; an item a failed batch
+ * could not remove keeps it, so no instance ever loads it.
+ */
+export const WRITING_STATUS = "sigil_writing";
+
 export interface CloudKvItem {
   readonly pubkey: string;
   readonly ciphertext: string;
@@ -102,14 +109,22 @@ export class CloudKvTable {
     }
   }
 
-  /** Deletes a key's item; false when there was none. */
-  async delete(pubkey: string): Promise<boolean> {
+  /**
+   * Deletes a key's item; false when there was none. With `ciphertext`, only if the item still
+   * holds it (undoing this signer's own write, never another writer's item).
+   */
+  async delete(pubkey: string, ciphertext?: string): Promise<boolean> {
     try {
       await this.client.send(
         new DeleteItemCommand({
           TableName: this.name,
           Key: { pubkey: { S: pubkey } },
-          ConditionExpression: "attribute_exists(pubkey)",
+          ...(ciphertext === undefined
+            ? { ConditionExpression: "attribute_exists(pubkey)" }
+            : {
+                ConditionExpression: "ciphertext = :ciphertext",
+                ExpressionAttributeValues: { ":ciphertext": { S: ciphertext } },
+              }),
         }),
       );
       return true;

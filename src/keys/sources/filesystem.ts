@@ -1,0 +1,133 @@
+import { resolve } from "node:path";
+import type { BlsBackend } from "../../bls/backend";
+import type { Logger } from "../../observability/log";
+import { type KeystoreDecrypt, loadFilesystemKeys } from "../filesystem";
+import type { KeystoreCache } from "../keystore-cache";
+import { KeyManagerFiles } from "./keymanager-files";
+import type { KeySource, SnapshotKey, SourceSnapshot } from "./source";
+
+export interface FilesystemSourceOptions {
+  readonly paths: readonly string[];
+  readonly keystoreConcurrency: number;
+  readonly rawConcurrency: number;
+  readonly bls: BlsBackend;
+  readonly logger: Logger;
+  /** The keystore cache file (key_sources.filesystem.cache), if enabled. */
+  readonly cachePath?: string;
+  /** With the Key Manager API: its keystore files live in the first path. */
+  readonly keyManager?: boolean;
+  /** Defaults to `decryptKeystore` (tests count calls). */
+  readonly decrypt?: KeystoreDecrypt;
+}
+
+const NOT_A_KEY_MANAGER_FILE =
+  "its descriptor is not a Key Manager file (<pubkey>.yaml in the first key directory)";
+
+/**
+ * The key descriptors of `key_sources.filesystem.paths` (docs/keys.md). Every load reads every
+ * directory; a reload keeps, without opening it again, each key whose descriptor, keystore and
+ * password are byte for byte what the last load read, so reloading costs file reads and the
+ * KDFs of what changed. The keystore cache, when enabled, is opened by the first load and kept
+ * open: keystores decrypted later (reloads, imports) are sealed into it, and keys that leave
+ * leave it.
+ *
+ * With the Key Manager API the source is writable through its keystore files (`writer`), and a
+ * key is deletable exactly when that writer could have written its descriptor: `<pubkey>.yaml`
+ * in the first directory, holding that one key, and no other descriptor describing it (deleting
+ * would not stop it loading again otherwise). Every other key is read-only.
+ */
+export class FilesystemSource implements KeySource {
+  readonly name = "filesystem" as const;
+  readonly writer?: KeyManagerFiles;
+  #cache: KeystoreCache | undefined;
+  #loaded = false;
+  /** Fingerprint → pubkey of what the last load (and the writes since) read. */
+  #fingerprints = new Map<string, string>();
+
+  constructor(private readonly options: FilesystemSourceOptions) {
+    const first = options.paths[0];
+    if (options.keyManager && first !== undefined)
+      this.writer = new KeyManagerFiles({
+        directory: first,
+        logger: options.logger,
+        cache: () => this.#cache,
+        written: (pubkey, fingerprint) => this.#fingerprints.set(fingerprint, pubkey),
+      });
+  }
+
+  ready(): boolean {
+    return true;
+  }
+
+  async load(present: (pubkey: string) => "this" | "other" | undefined): Promise<SourceSnapshot> {
+    const { options } = this;
+    if (options.paths.length === 0) return { keys: [], failures: [] };
+    const known = this.#fingerprints;
+    const first = !this.#loaded;
+    const cache = first
+      ? options.cachePath === undefined
+        ? undefined
+        : { path: options.cachePath, keepOpen: true }
+      : this.#cache && { open: this.#cache };
+    const result = await loadFilesystemKeys({
+      paths: [...options.paths],
+      keystoreConcurrency: options.keystoreConcurrency,
+      rawConcurrency: options.rawConcurrency,
+      bls: options.bls,
+      logger: options.logger,
+      ...(cache ? { cache } : {}),
+      ...(options.decrypt ? { decrypt: options.decrypt } : {}),
+      ...(first
+        ? {}
+        : {
+            reuse: (fingerprint: string) => {
+              const pubkey = known.get(fingerprint);
+              return pubkey !== undefined && present(pubkey) === "this" ? pubkey : undefined;
+            },
+          }),
+    });
+    if (first) {
+      this.#cache = result.cache;
+      this.#loaded = true;
+    }
+    const all = [...result.keys, ...result.reused];
+    const perFile = new Map<string, number>();
+    for (const { file } of all) perFile.set(resolve(file), (perFile.get(resolve(file)) ?? 0) + 1);
+    const elsewhere = new Map<string, string>();
+    for (const failure of result.failures)
+      if (failure.pubkey) elsewhere.set(failure.pubkey, failure.file);
+    const readonly = (pubkey: string, file: string): string | undefined => {
+      if (!this.writer?.manages(file, pubkey)) return NOT_A_KEY_MANAGER_FILE;
+      if ((perFile.get(resolve(file)) ?? 0) > 1) return "its descriptor file holds other keys too";
+      const other = elsewhere.get(pubkey);
+      if (other !== undefined) return `another descriptor describes it too (${other})`;
+      return undefined;
+    };
+    const keys: SnapshotKey[] = [
+      ...result.keys.map(({ pubkey, key, file }) => ({
+        pubkey,
+        key,
+        readonly: readonly(pubkey, file),
+      })),
+      ...result.reused.map(({ pubkey, file }) => ({ pubkey, readonly: readonly(pubkey, file) })),
+    ];
+    const next = new Map(all.map(({ fingerprint, pubkey }) => [fingerprint, pubkey]));
+    // Keys no descriptor holds any more leave the cache.
+    if (!first && this.#cache) {
+      const still = new Set(next.values());
+      for (const pubkey of new Set(known.values()))
+        if (!still.has(pubkey)) this.#cache.drop(pubkey);
+      this.#cache.flush();
+    }
+    this.#fingerprints = next;
+    return {
+      keys,
+      failures: result.failures.map(({ file, reason }) => ({ where: file, reason })),
+    };
+  }
+
+  /** Wipes the keystore cache's keys (the signer stops). */
+  close(): void {
+    this.#cache?.close();
+  }
+}
