@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { bls } from "./bls";
 import { cloudKvLoad } from "./cloud-kv-load";
 import { httpBaseline } from "./http-baseline";
+import { keyReload } from "./key-reload";
 import { keymanagerImport } from "./keymanager-import";
 import { signHttp } from "./sign-http";
 import { signRelease } from "./sign-release";
@@ -14,6 +15,7 @@ const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   "http-baseline": httpBaseline,
   "keymanager-import": keymanagerImport,
   "cloud-kv-load": cloudKvLoad,
+  "key-reload": keyReload,
   bls,
   "sign-http": signHttp,
   "sign-release": signRelease,

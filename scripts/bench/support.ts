@@ -229,10 +229,12 @@ export async function startSigner(
   configPath: string,
   config: Record<string, unknown>,
   timeoutMs = 30 * 60_000,
+  /** More `serve` arguments (`--init-slashing-protection`). */
+  serveArgs: readonly string[] = [],
 ): Promise<RunningSigner> {
   writeFileSync(configPath, JSON.stringify(config));
   const started = performance.now();
-  const proc = Bun.spawn([...command, "serve", "-c", configPath], {
+  const proc = Bun.spawn([...command, "serve", "-c", configPath, ...serveArgs], {
     stdin: "ignore",
     stdout: "ignore",
     stderr: "pipe",
