@@ -5,7 +5,7 @@ import type { WriteHealth } from "../antislashing/write-health";
 import type { Config } from "../config/schema";
 import type { CheckResult } from "../observability/health";
 import type { Logger } from "../observability/log";
-import { type NetworkConstants, resolveNetwork, SLOTS_PER_EPOCH } from "../signing/network";
+import { type NetworkConstants, resolveNetwork } from "../signing/network";
 
 export interface SlashingOpenOptions {
   /** "write": serve, import, migrate. "read": export, dry runs (antislashing/registry.ts). */
@@ -62,13 +62,15 @@ export function futureBound(
     clock: {
       genesisTime: network.genesisTime,
       secondsPerSlot: network.secondsPerSlot,
-      slotsPerEpoch: SLOTS_PER_EPOCH,
+      slotsPerEpoch: BigInt(network.preset.SLOTS_PER_EPOCH),
     },
     maxFutureEpochs: BigInt(config.antislashing.max_future_epochs),
   };
   log.info("future-epoch bound", {
     max_future_epochs: config.antislashing.max_future_epochs,
     genesis_time: Number(network.genesisTime),
+    seconds_per_slot: Number(network.secondsPerSlot),
+    slots_per_epoch: network.preset.SLOTS_PER_EPOCH,
   });
   return bound;
 }

@@ -1,12 +1,15 @@
 import { fromHex } from "../wire/hex";
+import { PRESETS, type Preset } from "./preset";
 
 /**
  * Network constants that pin two signing domains regardless of the `fork_info` a client sends:
  * VALIDATOR_REGISTRATION (builder domain over the genesis fork version) and VOLUNTARY_EXIT from
  * Deneb on (Capella fork version, EIP-7044). They also name the chain slashing protection is bound
  * to: its genesis validators root (written into the database at creation, checked at every start)
- * and its genesis time and slot length (the wall-clock epoch behind the future-epoch bound). Values
- * are checked against @lodestar/config in tests.
+ * and its genesis time, slot length and epoch length (the wall-clock epoch behind the future-epoch
+ * bound). And they carry the chain's preset, whose containers and slots per epoch every request is
+ * decoded with. Values are checked against @lodestar/config in tests. A devnet is a named network
+ * with `network_config` overrides, or a consensus-spec config.yaml (spec-config.ts).
  */
 export type NetworkName = "mainnet" | "hoodi" | "sepolia";
 
@@ -19,11 +22,15 @@ export interface NetworkConstants {
   readonly genesisValidatorsRoot: Uint8Array | undefined;
   /** Unix seconds of slot 0; unknown for a custom network whose network_config does not set it. */
   readonly genesisTime: bigint | undefined;
+  /**
+   * Set when genesisTime is only the earliest genesis the chain's spec config allows
+   * (MIN_GENESIS_TIME), not its genesis: the wall-clock epoch is then at or after the chain's.
+   */
+  readonly genesisTimeIsLowerBound?: boolean;
   readonly secondsPerSlot: bigint;
+  /** The consensus-spec preset (PRESET_BASE): containers and SLOTS_PER_EPOCH. */
+  readonly preset: Preset;
 }
-
-/** Slots per epoch of the mainnet preset, which every network sigil signs for uses. */
-export const SLOTS_PER_EPOCH = 32n;
 
 const version = fromHex;
 
@@ -38,6 +45,7 @@ export const NETWORKS: Readonly<Record<NetworkName, NetworkConstants>> = {
     ),
     genesisTime: 1606824023n,
     secondsPerSlot: 12n,
+    preset: PRESETS.mainnet,
   },
   sepolia: {
     name: "sepolia",
@@ -49,6 +57,7 @@ export const NETWORKS: Readonly<Record<NetworkName, NetworkConstants>> = {
     ),
     genesisTime: 1655733600n,
     secondsPerSlot: 12n,
+    preset: PRESETS.mainnet,
   },
   hoodi: {
     name: "hoodi",
@@ -60,6 +69,7 @@ export const NETWORKS: Readonly<Record<NetworkName, NetworkConstants>> = {
     ),
     genesisTime: 1742213400n,
     secondsPerSlot: 12n,
+    preset: PRESETS.mainnet,
   },
 };
 
@@ -99,5 +109,10 @@ export function resolveNetwork(name: NetworkName, overrides?: NetworkOverrides):
         : version(overrides.genesis_validators_root),
     genesisTime: overrides.genesis_time === undefined ? undefined : BigInt(overrides.genesis_time),
     secondsPerSlot: BigInt(overrides.seconds_per_slot ?? 12),
+    preset: base.preset,
   };
+}
+
+export function isNetworkName(value: string): value is NetworkName {
+  return Object.hasOwn(NETWORKS, value);
 }

@@ -3,9 +3,10 @@ import { SigilError } from "../errors";
 import { decodeJson } from "./json";
 import { NETWORKS } from "./network";
 import { parseSigningRequest } from "./parse";
-import { BeaconBlockBody } from "./ssz";
+import { presetTypes } from "./ssz";
 
 const mainnet = NETWORKS.mainnet;
+const { BeaconBlockBody } = presetTypes(mainnet.preset);
 const ROOT_A = `0x${"ab".repeat(32)}`;
 const ROOT_B = `0x${"cd".repeat(32)}`;
 const GVR = `0x${"4b".repeat(32)}`;

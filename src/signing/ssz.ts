@@ -1,5 +1,7 @@
 /**
- * Mainnet-preset SSZ containers for every message sigil signs (consensus specs, phase0 to Fulu).
+ * SSZ containers for every message sigil signs (consensus specs, phase0 to Fulu). Those that no
+ * preset constant shapes are exported as they are; the others are built once per preset by
+ * `presetTypes` (mainnet, minimal: preset.ts), and a request is decoded with its network's.
  * Field names are the snake_case keys of the beacon-API / Web3Signer JSON, so the JSON decoder in
  * `json.ts` can walk a type and its JSON side by side; names never change a hash tree root.
  */
@@ -16,20 +18,9 @@ import {
   VectorCompositeType,
 } from "@chainsafe/ssz";
 import { fromHex } from "../wire/hex";
+import { type Preset, SPEC_CONSTANTS } from "./preset";
 
-// ---- Preset and domain constants (mainnet preset) ----
-
-export const SLOTS_PER_EPOCH = 32n;
-export const MAX_VALIDATORS_PER_COMMITTEE = 2048;
-export const MAX_COMMITTEES_PER_SLOT = 64;
-export const MAX_PROPOSER_SLASHINGS = 16;
-export const MAX_ATTESTER_SLASHINGS = 2;
-export const MAX_ATTESTATIONS = 128;
-export const MAX_DEPOSITS = 16;
-export const MAX_VOLUNTARY_EXITS = 16;
-export const DEPOSIT_CONTRACT_TREE_DEPTH = 32;
-export const SYNC_COMMITTEE_SIZE = 512;
-export const SYNC_COMMITTEE_SUBNET_COUNT = 4;
+// ---- Domain constants ----
 
 /** A 4-byte DomainType from its spec notation, e.g. 0x01000000 → [1, 0, 0, 0]. */
 const domainType = fromHex;
@@ -79,7 +70,7 @@ export const SigningData = new ContainerType({
   domain: Domain,
 });
 
-// ---- Attestations ----
+// ---- Preset-independent containers ----
 
 export const Checkpoint = new ContainerType({
   epoch: Epoch,
@@ -93,34 +84,6 @@ export const AttestationData = new ContainerType({
   source: Checkpoint,
   target: Checkpoint,
 });
-
-export const Attestation = new ContainerType({
-  aggregation_bits: new BitListType(MAX_VALIDATORS_PER_COMMITTEE),
-  data: AttestationData,
-  signature: BLSSignature,
-});
-
-/** EIP-7549: one aggregate spans the committees named by `committee_bits`. */
-export const AttestationElectra = new ContainerType({
-  aggregation_bits: new BitListType(MAX_VALIDATORS_PER_COMMITTEE * MAX_COMMITTEES_PER_SLOT),
-  data: AttestationData,
-  signature: BLSSignature,
-  committee_bits: new BitVectorType(MAX_COMMITTEES_PER_SLOT),
-});
-
-export const AggregateAndProof = new ContainerType({
-  aggregator_index: ValidatorIndex,
-  aggregate: Attestation,
-  selection_proof: BLSSignature,
-});
-
-export const AggregateAndProofElectra = new ContainerType({
-  aggregator_index: ValidatorIndex,
-  aggregate: AttestationElectra,
-  selection_proof: BLSSignature,
-});
-
-// ---- Blocks ----
 
 export const BeaconBlockHeader = new ContainerType({
   slot: Slot,
@@ -140,17 +103,6 @@ export const ProposerSlashing = new ContainerType({
   signed_header_2: SignedBeaconBlockHeader,
 });
 
-export const IndexedAttestation = new ContainerType({
-  attesting_indices: new ListBasicType(ValidatorIndex, MAX_VALIDATORS_PER_COMMITTEE),
-  data: AttestationData,
-  signature: BLSSignature,
-});
-
-export const AttesterSlashing = new ContainerType({
-  attestation_1: IndexedAttestation,
-  attestation_2: IndexedAttestation,
-});
-
 export const Eth1Data = new ContainerType({
   deposit_root: Root,
   deposit_count: Uint64,
@@ -165,7 +117,7 @@ export const DepositData = new ContainerType({
 });
 
 export const Deposit = new ContainerType({
-  proof: new VectorCompositeType(Bytes32, DEPOSIT_CONTRACT_TREE_DEPTH + 1),
+  proof: new VectorCompositeType(Bytes32, SPEC_CONSTANTS.DEPOSIT_CONTRACT_TREE_DEPTH + 1),
   data: DepositData,
 });
 
@@ -179,65 +131,127 @@ export const SignedVoluntaryExit = new ContainerType({
   signature: BLSSignature,
 });
 
-const phase0BodyFields = {
-  randao_reveal: BLSSignature,
-  eth1_data: Eth1Data,
-  graffiti: Bytes32,
-  proposer_slashings: new ListCompositeType(ProposerSlashing, MAX_PROPOSER_SLASHINGS),
-  attester_slashings: new ListCompositeType(AttesterSlashing, MAX_ATTESTER_SLASHINGS),
-  attestations: new ListCompositeType(Attestation, MAX_ATTESTATIONS),
-  deposits: new ListCompositeType(Deposit, MAX_DEPOSITS),
-  voluntary_exits: new ListCompositeType(SignedVoluntaryExit, MAX_VOLUNTARY_EXITS),
-};
-
-export const BeaconBlockBody = new ContainerType(phase0BodyFields);
-
-export const SyncAggregate = new ContainerType({
-  sync_committee_bits: new BitVectorType(SYNC_COMMITTEE_SIZE),
-  sync_committee_signature: BLSSignature,
-});
-
-export const BeaconBlockBodyAltair = new ContainerType({
-  ...phase0BodyFields,
-  sync_aggregate: SyncAggregate,
-});
-
-export const BeaconBlock = new ContainerType({
-  slot: Slot,
-  proposer_index: ValidatorIndex,
-  parent_root: Root,
-  state_root: Root,
-  body: BeaconBlockBody,
-});
-
-export const BeaconBlockAltair = new ContainerType({
-  slot: Slot,
-  proposer_index: ValidatorIndex,
-  parent_root: Root,
-  state_root: Root,
-  body: BeaconBlockBodyAltair,
-});
-
-// ---- Sync committee (Altair) ----
-
 export const SyncAggregatorSelectionData = new ContainerType({
   slot: Slot,
   subcommittee_index: Uint64,
 });
 
-export const SyncCommitteeContribution = new ContainerType({
-  slot: Slot,
-  beacon_block_root: Root,
-  subcommittee_index: Uint64,
-  aggregation_bits: new BitVectorType(SYNC_COMMITTEE_SIZE / SYNC_COMMITTEE_SUBNET_COUNT),
-  signature: BLSSignature,
-});
+// ---- Containers shaped by a preset ----
 
-export const ContributionAndProof = new ContainerType({
-  aggregator_index: ValidatorIndex,
-  contribution: SyncCommitteeContribution,
-  selection_proof: BLSSignature,
-});
+/** The containers whose list limits or vector lengths are preset constants. */
+function buildPresetTypes(preset: Preset) {
+  const Attestation = new ContainerType({
+    aggregation_bits: new BitListType(preset.MAX_VALIDATORS_PER_COMMITTEE),
+    data: AttestationData,
+    signature: BLSSignature,
+  });
+
+  /** EIP-7549: one aggregate spans the committees named by `committee_bits`. */
+  const AttestationElectra = new ContainerType({
+    aggregation_bits: new BitListType(
+      preset.MAX_VALIDATORS_PER_COMMITTEE * preset.MAX_COMMITTEES_PER_SLOT,
+    ),
+    data: AttestationData,
+    signature: BLSSignature,
+    committee_bits: new BitVectorType(preset.MAX_COMMITTEES_PER_SLOT),
+  });
+
+  const IndexedAttestation = new ContainerType({
+    attesting_indices: new ListBasicType(ValidatorIndex, preset.MAX_VALIDATORS_PER_COMMITTEE),
+    data: AttestationData,
+    signature: BLSSignature,
+  });
+
+  const AttesterSlashing = new ContainerType({
+    attestation_1: IndexedAttestation,
+    attestation_2: IndexedAttestation,
+  });
+
+  const phase0BodyFields = {
+    randao_reveal: BLSSignature,
+    eth1_data: Eth1Data,
+    graffiti: Bytes32,
+    proposer_slashings: new ListCompositeType(ProposerSlashing, preset.MAX_PROPOSER_SLASHINGS),
+    attester_slashings: new ListCompositeType(AttesterSlashing, preset.MAX_ATTESTER_SLASHINGS),
+    attestations: new ListCompositeType(Attestation, preset.MAX_ATTESTATIONS),
+    deposits: new ListCompositeType(Deposit, preset.MAX_DEPOSITS),
+    voluntary_exits: new ListCompositeType(SignedVoluntaryExit, preset.MAX_VOLUNTARY_EXITS),
+  };
+
+  const BeaconBlockBody = new ContainerType(phase0BodyFields);
+
+  const SyncAggregate = new ContainerType({
+    sync_committee_bits: new BitVectorType(preset.SYNC_COMMITTEE_SIZE),
+    sync_committee_signature: BLSSignature,
+  });
+
+  const BeaconBlockBodyAltair = new ContainerType({
+    ...phase0BodyFields,
+    sync_aggregate: SyncAggregate,
+  });
+
+  const blockFields = {
+    slot: Slot,
+    proposer_index: ValidatorIndex,
+    parent_root: Root,
+    state_root: Root,
+  };
+
+  const SyncCommitteeContribution = new ContainerType({
+    slot: Slot,
+    beacon_block_root: Root,
+    subcommittee_index: Uint64,
+    aggregation_bits: new BitVectorType(
+      preset.SYNC_COMMITTEE_SIZE / SPEC_CONSTANTS.SYNC_COMMITTEE_SUBNET_COUNT,
+    ),
+    signature: BLSSignature,
+  });
+
+  return {
+    preset,
+    /** SLOTS_PER_EPOCH as the bigint that slots and epochs are. */
+    slotsPerEpoch: BigInt(preset.SLOTS_PER_EPOCH),
+    Attestation,
+    AttestationElectra,
+    AggregateAndProof: new ContainerType({
+      aggregator_index: ValidatorIndex,
+      aggregate: Attestation,
+      selection_proof: BLSSignature,
+    }),
+    AggregateAndProofElectra: new ContainerType({
+      aggregator_index: ValidatorIndex,
+      aggregate: AttestationElectra,
+      selection_proof: BLSSignature,
+    }),
+    IndexedAttestation,
+    AttesterSlashing,
+    BeaconBlockBody,
+    SyncAggregate,
+    BeaconBlockBodyAltair,
+    BeaconBlock: new ContainerType({ ...blockFields, body: BeaconBlockBody }),
+    BeaconBlockAltair: new ContainerType({ ...blockFields, body: BeaconBlockBodyAltair }),
+    SyncCommitteeContribution,
+    ContributionAndProof: new ContainerType({
+      aggregator_index: ValidatorIndex,
+      contribution: SyncCommitteeContribution,
+      selection_proof: BLSSignature,
+    }),
+  };
+}
+
+export type PresetTypes = ReturnType<typeof buildPresetTypes>;
+
+const built = new Map<Preset, PresetTypes>();
+
+/** The containers of `preset`, built on first use and shared afterwards (one set per preset). */
+export function presetTypes(preset: Preset): PresetTypes {
+  let types = built.get(preset);
+  if (!types) {
+    types = buildPresetTypes(preset);
+    built.set(preset, types);
+  }
+  return types;
+}
 
 // ---- Builder API ----
 
