@@ -5,7 +5,8 @@ import type { WriteHealth } from "../antislashing/write-health";
 import type { Config } from "../config/schema";
 import type { CheckResult } from "../observability/health";
 import type { Logger } from "../observability/log";
-import { type NetworkConstants, resolveNetwork } from "../signing/network";
+import type { NetworkConstants } from "../signing/network";
+import { configuredNetworkOf } from "../signing/spec-config";
 
 export interface SlashingOpenOptions {
   /** "write": serve, import, migrate. "read": export, dry runs (antislashing/registry.ts). */
@@ -16,9 +17,17 @@ export interface SlashingOpenOptions {
   readonly sqliteCheckpoints?: "inline" | "background";
 }
 
-/** The configured network, as slashing protection and signing see it. */
+/**
+ * The configured network, as slashing protection and signing see it: a named one, or a devnet's
+ * spec config (read here; `config check` and loading report its problems first, config/validate.ts).
+ */
 export function configuredNetwork(config: Config): NetworkConstants {
-  return resolveNetwork(config.network, config.network_config);
+  const resolved = configuredNetworkOf(config.network, config.network_config);
+  if (!resolved.ok) {
+    const problems = resolved.problems.map((p) => `${p.where}: ${p.message}`);
+    throw new Error(`network configuration invalid: ${problems.join("; ")}`);
+  }
+  return resolved.network;
 }
 
 /**
@@ -54,7 +63,7 @@ export function futureBound(
   if (config.antislashing.backend === "noop") return undefined;
   if (network.genesisTime === undefined) {
     log.warn(
-      "future-epoch bound OFF: network_config sets no genesis_time, so the wall-clock epoch is unknown; blocks and attestations for any future epoch are recorded (set network_config.genesis_time)",
+      "future-epoch bound OFF: network_config sets no genesis_time (nor the spec config a MIN_GENESIS_TIME), so the wall-clock epoch is unknown; blocks and attestations for any future epoch are recorded (set network_config.genesis_time)",
     );
     return undefined;
   }
@@ -71,6 +80,12 @@ export function futureBound(
     genesis_time: Number(network.genesisTime),
     seconds_per_slot: Number(network.secondsPerSlot),
     slots_per_epoch: network.preset.SLOTS_PER_EPOCH,
+    ...(network.genesisTimeIsLowerBound
+      ? {
+          genesis_time_from:
+            "MIN_GENESIS_TIME of the spec config: the earliest genesis, so the bound may be looser than max_future_epochs (set network_config.genesis_time for the exact one)",
+        }
+      : {}),
   });
   return bound;
 }

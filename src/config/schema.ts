@@ -360,17 +360,17 @@ const ForkVersion = (description: string) =>
 const NetworkConfig = Type.Object(
   {
     genesis_fork_version: ForkVersion(
-      "Genesis fork version (builder domain of VALIDATOR_REGISTRATION).",
+      "Genesis fork version (builder domain of VALIDATOR_REGISTRATION); a spec config `network` sets it instead.",
     ),
     capella_fork_version: ForkVersion(
-      "Capella fork version (VOLUNTARY_EXIT domain from Deneb on, EIP-7044).",
+      "Capella fork version (VOLUNTARY_EXIT domain from Deneb on, EIP-7044); a spec config `network` sets it instead.",
     ),
     deneb_fork_epoch: Type.Optional(
       int(
         0,
         Number.MAX_SAFE_INTEGER,
         undefined,
-        "Deneb activation epoch; a huge value if not scheduled.",
+        "Deneb activation epoch, a huge value if not scheduled; a spec config `network` sets it instead.",
       ),
     ),
     genesis_validators_root: Type.Optional(
@@ -386,11 +386,16 @@ const NetworkConfig = Type.Object(
         0,
         Number.MAX_SAFE_INTEGER,
         undefined,
-        "Genesis time (Unix seconds) for antislashing.max_future_epochs; the bound is off without it.",
+        "Genesis time (Unix seconds) for antislashing.max_future_epochs; without it a spec config's MIN_GENESIS_TIME, else the bound is off.",
       ),
     ),
     seconds_per_slot: Type.Optional(
-      int(1, 3600, undefined, "Slot length in seconds; 12 if unset."),
+      int(
+        1,
+        3600,
+        undefined,
+        "Slot length in seconds, 12 if unset; a spec config `network` sets it instead.",
+      ),
     ),
   },
   strict,
@@ -512,9 +517,12 @@ export const ConfigSchema = Type.Object(
   {
     server: Server,
     metrics: Metrics,
-    network: oneOf(["mainnet", "hoodi", "sepolia"], {
+    network: Type.String({
+      minLength: 1,
       default: "mainnet",
-      description: "Ethereum network.",
+      expected: "mainnet, hoodi, sepolia, or the path of a consensus-spec config.yaml",
+      description:
+        "Ethereum network: mainnet, hoodi, sepolia, or the path of a devnet's consensus-spec config.yaml (PRESET_BASE mainnet or minimal).",
       flag: "network",
     }),
     network_config: Type.Optional(NetworkConfig),

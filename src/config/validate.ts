@@ -2,6 +2,7 @@ import { LEGACY_SCOPES } from "../auth/scopes";
 import { allowlistEntryProblem } from "../net/host";
 import { parseLogFilter } from "../observability/log";
 import { parseWrapSpec } from "../seal/wrap/index";
+import { configuredNetworkOf } from "../signing/spec-config";
 import { isSigningOperation } from "../wire/operations";
 import { isPubkeyHex } from "../wire/pubkey";
 import { type ConfigProblem, problem } from "./problems";
@@ -11,7 +12,9 @@ type Env = Record<string, string | undefined>;
 
 /**
  * Rules that a schema cannot express: cross-field conditions, name lists, formats, `env:`
- * references. Pure: the environment is an argument. Returns every problem, never just the first.
+ * references. Pure but for one read: the environment is an argument, and a devnet's spec config
+ * (`network: <path>`) is read and checked here, so `config check` reports its problems too.
+ * Returns every problem, never just the first.
  * static_auth's rules and CIDRs are not checked here: they are wire shapes (auth/schema.ts),
  * checked with the config's structure by the one schema the Auth API and the CLI use too.
  */
@@ -19,6 +22,7 @@ export function validateConfig(config: Config, env: Env): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const report = (where: string, message: string) => problems.push(problem(where, message));
   checkLogging(config, report);
+  checkNetwork(config, report);
   checkCors(config, report);
   checkHostAllowlist(config, report);
   checkPubkeys("canary_keys", config.canary_keys, report);
@@ -46,6 +50,12 @@ export function resolveSecret(
   return resolved === undefined || resolved === ""
     ? { ok: false, variable }
     : { ok: true, value: resolved };
+}
+
+/** A named network, or a spec config that is readable and gives what signing needs. */
+function checkNetwork(config: Config, report: Report) {
+  const resolved = configuredNetworkOf(config.network, config.network_config);
+  if (!resolved.ok) for (const { where, message } of resolved.problems) report(where, message);
 }
 
 function checkLogging(config: Config, report: Report) {

@@ -10,7 +10,7 @@ import { parse as parseYaml } from "yaml";
 import { type ErrorCode, SigilError } from "../../src/errors";
 import { NETWORKS, resolveNetwork } from "../../src/signing/network";
 import { parseSigningRequest } from "../../src/signing/parse";
-import { PRESETS } from "../../src/signing/preset";
+import { parseSpecConfig } from "../../src/signing/spec-config";
 import { DOMAIN_AGGREGATE_AND_PROOF } from "../../src/signing/ssz";
 import { fromHex, lodestarDomain, lodestarSigningRoot, toHex } from "./lodestar";
 
@@ -56,11 +56,27 @@ function snakeKeys(value: unknown): unknown {
   );
 }
 
-/** A minimal-preset devnet as Web3Signer's examples assume it (genesis fork version 0x00000001). */
-const minimalDevnet = {
-  ...resolveNetwork("mainnet", { genesis_fork_version: "0x00000001" }),
-  preset: PRESETS.minimal,
-};
+/**
+ * A minimal-preset devnet as Web3Signer's examples assume it: consensus-specs' minimal config
+ * (genesis fork version 0x00000001), loaded the way an operator's `network: config.yaml` is.
+ */
+const minimalDevnet = (() => {
+  const loaded = parseSpecConfig(
+    [
+      "PRESET_BASE: 'minimal'",
+      "CONFIG_NAME: 'minimal'",
+      "GENESIS_FORK_VERSION: 0x00000001",
+      "ALTAIR_FORK_VERSION: 0x01000001",
+      "ALTAIR_FORK_EPOCH: 18446744073709551615",
+      "CAPELLA_FORK_VERSION: 0x03000001",
+      "DENEB_FORK_EPOCH: 18446744073709551615",
+      "SECONDS_PER_SLOT: 6",
+    ].join("\n"),
+    "minimal.yaml",
+  );
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+  return loaded.network;
+})();
 
 /** The example signs with its documented root on the minimal-preset devnet. */
 function signsOnMinimal(name: string): void {
