@@ -177,6 +177,7 @@ async function startWithStore(
     logger,
     isUnsealed,
     blsWorkers: running.workerStats,
+    ...(seal && { seal }),
   });
   const health = new HealthRegistry();
   // A full queue means new signing requests are being turned away: not ready for more work.
