@@ -92,6 +92,14 @@ interface Prediction {
   message?: SignedMessage;
 }
 
+// The future-epoch bound, from mainnet's published genesis time (not from sigil's constants).
+const MAINNET_GENESIS_SECONDS = 1606824023n;
+const SECONDS_PER_EPOCH = 12n * 32n;
+const SLOTS_PER_EPOCH = 32n;
+const MAX_FUTURE_EPOCHS = 2n; // antislashing.max_future_epochs, the default
+const mainnetEpochNow = () =>
+  (BigInt(Math.floor(Date.now() / 1000)) - MAINNET_GENESIS_SECONDS) / SECONDS_PER_EPOCH;
+
 const isJsonType = (type: string | undefined) => /^application\/json(;|$)/i.test(type ?? "");
 
 /** What the signer must answer, from the bytes, the path key and the model. */
@@ -115,6 +123,9 @@ function predict(sample: Sample, bytes: Uint8Array): Prediction {
   const slashable = verdict.slashable;
   if (!slashable) return { ...base, status: 200, why: verdict.operation };
   if (verdict.gvr !== GVR) return { status: 412, why: "another chain's genesis validators root" };
+  const epoch = slashable.kind === "block" ? slashable.slot / SLOTS_PER_EPOCH : slashable.target;
+  if (epoch > mainnetEpochNow() + MAX_FUTURE_EPOCHS)
+    return { status: 412, why: "too far in the future (antislashing.max_future_epochs)" };
   const decision =
     slashable.kind === "block"
       ? model.decideBlock(pubkey, slashable.slot, root)
