@@ -40,7 +40,7 @@ export async function cloudKvLoad(): Promise<Record<string, unknown>> {
     }),
   );
   await dynamo.createSlashingTable("bench");
-  const proc = Bun.spawn([...command, "serve", "-c", config], {
+  const proc = Bun.spawn([...command, "serve", "-c", config, "--init-slashing-protection"], {
     env: {
       ...process.env,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,

@@ -24,7 +24,12 @@ export async function httpBaseline(): Promise<Record<string, unknown>> {
     {
       stderr: "pipe",
       stdout: "ignore",
-      env: { ...process.env, SIGNER_LOGGING__LEVEL: "warn,app=info" },
+      // /upcheck never reaches slashing protection: no database file for it.
+      env: {
+        ...process.env,
+        SIGNER_LOGGING__LEVEL: "warn,app=info",
+        SIGNER_ANTISLASHING__BACKEND: "noop",
+      },
     },
   );
   const url = await listeningUrl(server.stderr);
@@ -68,7 +73,7 @@ async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string>
   const decoder = new TextDecoder();
   for await (const chunk of stream) {
     text += decoder.decode(chunk);
-    const match = text.match(/url=(\S+)/);
+    const match = text.match(/sigil listening .*?url=(\S+)/);
     if (match?.[1]) return match[1];
   }
   throw new Error(`server did not start:\n${text}`);

@@ -47,7 +47,14 @@ export async function keymanagerImport(): Promise<Record<string, unknown>> {
     }),
   );
   const server = Bun.spawn(
-    [process.execPath, join(ROOT, "src/main.ts"), "serve", "-c", configPath],
+    [
+      process.execPath,
+      join(ROOT, "src/main.ts"),
+      "serve",
+      "-c",
+      configPath,
+      "--init-slashing-protection",
+    ],
     {
       stderr: "pipe",
       stdout: "ignore",

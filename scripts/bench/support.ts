@@ -229,8 +229,8 @@ export async function startSigner(
   configPath: string,
   config: Record<string, unknown>,
   timeoutMs = 30 * 60_000,
-  /** More `serve` arguments (`--init-slashing-protection`). */
-  serveArgs: readonly string[] = [],
+  /** `serve`'s arguments beyond `-c`: by default it creates the bench's new database. */
+  serveArgs: readonly string[] = ["--init-slashing-protection"],
 ): Promise<RunningSigner> {
   writeFileSync(configPath, JSON.stringify(config));
   const started = performance.now();
