@@ -1,5 +1,5 @@
-import { runMain } from "citty";
 import { rootCommand, withDefaultCommand } from "./cli/index";
+import { runCli } from "./cli/run";
 
 // `sigil operator status | head -1`: a closed pipe ends the output, it is not a crash.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -7,4 +7,4 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-await runMain(rootCommand, { rawArgs: withDefaultCommand(process.argv.slice(2)) });
+await runCli(rootCommand, withDefaultCommand(process.argv.slice(2)));

@@ -9,6 +9,7 @@ import type { SealService } from "../seal/service";
 import type { CanaryCounter } from "../signing/canary";
 import type { JobLimiter } from "../signing/limiter";
 import type { SigningObserver } from "../signing/service";
+import { openListener } from "./listeners";
 
 export interface MetricsWiring {
   metrics: SignerMetrics;
@@ -100,21 +101,24 @@ export function wireMetrics(
 
   // The signing listener's connection and Host rules, without its allow-list: Prometheus
   // scrapes by address or by a name of the operator's choosing.
-  const server = startHttpServer({
-    hostname: config.metrics.listen_address,
-    port: config.metrics.listen_port,
-    requestTimeoutMs: config.server.request_timeout_seconds * 1000,
-    keepAliveSeconds: config.server.keep_alive_timeout_seconds,
-    logger: deps.logger.child("metrics"),
-    async handle(request) {
-      if (new URL(request.url).pathname !== "/metrics" || request.method !== "GET") {
-        return errorResponse("not_found", "the metrics listener serves GET /metrics");
-      }
-      return new Response(await metrics.registry.metrics(), {
-        headers: { "content-type": metrics.registry.contentType },
-      });
-    },
-  });
+  const { listen_address: address, listen_port: port } = config.metrics;
+  const server = openListener("metrics", address, port, () =>
+    startHttpServer({
+      hostname: address,
+      port,
+      requestTimeoutMs: config.server.request_timeout_seconds * 1000,
+      keepAliveSeconds: config.server.keep_alive_timeout_seconds,
+      logger: deps.logger.child("metrics"),
+      async handle(request) {
+        if (new URL(request.url).pathname !== "/metrics" || request.method !== "GET") {
+          return errorResponse("not_found", "the metrics listener serves GET /metrics");
+        }
+        return new Response(await metrics.registry.metrics(), {
+          headers: { "content-type": metrics.registry.contentType },
+        });
+      },
+    }),
+  );
   const url = `http://${config.metrics.listen_address}:${server.port}`;
   deps.logger.child("app").info("metrics listening", { url: `${url}/metrics` });
 

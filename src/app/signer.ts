@@ -34,6 +34,7 @@ import { wireAuth } from "./auth";
 import { wireCloudKv } from "./cloud-kv";
 import { wireKeyManager } from "./keymanager";
 import { wireKeys } from "./keys";
+import { openListener } from "./listeners";
 import { wireMetrics } from "./metrics";
 import {
   configuredNetwork,
@@ -283,18 +284,21 @@ async function startWithStore(
     maxBodyBytes: config.server.max_request_body_bytes,
     logger: logger.child("http"),
   });
-  const http = startHttpServer({
-    hostname: config.server.listen_address,
-    port: config.server.listen_port,
-    requestTimeoutMs: config.server.request_timeout_seconds * 1000,
-    keepAliveSeconds: config.server.keep_alive_timeout_seconds,
-    hostAllowlist: hostAllowlist(config.server.host_allowlist, config.server.listen_address),
-    timeoutMsFor: app.timeoutMsFor,
-    cors: corsPolicy(config.server.cors_allowed_origins),
-    tls,
-    logger: logger.child("http"),
-    handle: app.handle,
-  });
+  const { listen_address: address, listen_port: port } = config.server;
+  const http = openListener("server", address, port, () =>
+    startHttpServer({
+      hostname: address,
+      port,
+      requestTimeoutMs: config.server.request_timeout_seconds * 1000,
+      keepAliveSeconds: config.server.keep_alive_timeout_seconds,
+      hostAllowlist: hostAllowlist(config.server.host_allowlist, config.server.listen_address),
+      timeoutMsFor: app.timeoutMsFor,
+      cors: corsPolicy(config.server.cors_allowed_origins),
+      tls,
+      logger: logger.child("http"),
+      handle: app.handle,
+    }),
+  );
   if (tls) {
     log.info("https on the signing listener (metrics stay plain http)", {
       certificate: tls.subject,

@@ -1,40 +1,64 @@
-import type { ArgsDef } from "citty";
-import { type ExtraFlags, flagSpecs } from "../config/flags";
+import { type ExtraFlags, type FlagScope, flagSpecs } from "../config/flags";
 import { type LoadResult, loadConfig } from "../config/load";
 import { ConfigSchema } from "../config/schema";
 import { kindOf } from "../config/walk";
+import type { FlagDefs } from "./command";
 import { failWithProblems, printWarnings } from "./exit";
 
-/** citty argument definitions for `--help`; parsing itself is strict and done by src/config. */
-export function configArgs(): ArgsDef {
-  const args: ArgsDef = {
+/**
+ * The configuration flags of a command that opens the slashing protection database without
+ * serving (slashing init|import|export, migrate web3signer): its backend and the chain.
+ */
+export const SLASHING_SCOPE: FlagScope = ["network", "antislashing"];
+
+/**
+ * `-c` and the configuration flags (of `scope`'s sections only, when given) as the command's
+ * flags, for its help and the check of its command line; parsing itself is done by src/config.
+ */
+export function configArgs(scope?: FlagScope): FlagDefs {
+  const args: Record<string, FlagDefs[string]> = {
     config: { type: "string", alias: "c", description: "YAML config file", valueHint: "path" },
   };
-  for (const spec of flagSpecs(ConfigSchema)) {
+  for (const spec of flagSpecs(ConfigSchema, scope)) {
     const boolean = kindOf(spec.schema) === "boolean";
     const repeat =
       spec.list === "repeat" ? " (repeatable)" : spec.list === "comma" ? " (comma-separated)" : "";
     args[spec.name] = {
       type: boolean ? "boolean" : "string",
-      ...(boolean ? {} : { valueHint: kindOf(spec.schema) === "integer" ? "n" : "value" }),
+      ...(boolean
+        ? { negatable: true }
+        : { valueHint: kindOf(spec.schema) === "integer" ? "n" : "value" }),
       description: `${spec.schema.description ?? ""}${repeat} [${spec.path.join(".")}]`,
     };
   }
   return args;
 }
 
-/**
- * Loads the configuration or exits 2 listing every problem. `listeners`: the command starts or
- * checks the listeners (serve, config check), so warnings about them are shown too.
- */
+export interface LoadOptions {
+  /** The command's own flags besides the configuration flags. */
+  readonly extraFlags?: ExtraFlags;
+  /** The sections whose flags the command takes (as in its configArgs); default all. */
+  readonly scope?: FlagScope;
+  /**
+   * The command runs or checks a signer (serve, config check): the warnings about what a
+   * running signer would do (its listeners, its key directories) are shown too.
+   */
+  readonly serving?: boolean;
+}
+
+/** Loads the configuration or exits 2 listing every problem. */
 export function loadConfigOrExit(
   argv: readonly string[],
-  extraFlags?: ExtraFlags,
-  listeners = false,
+  options: LoadOptions = {},
 ): Extract<LoadResult, { ok: true }> {
-  const result = loadConfig({ argv, env: process.env, extraFlags });
+  const result = loadConfig({
+    argv,
+    env: process.env,
+    extraFlags: options.extraFlags,
+    flagScope: options.scope,
+  });
   printWarnings(result.warnings);
   if (!result.ok) failWithProblems(result.problems);
-  if (listeners) printWarnings(result.listenerWarnings);
+  if (options.serving) printWarnings(result.servingWarnings);
   return result;
 }

@@ -1,9 +1,9 @@
-import { defineCommand } from "citty";
 import { stringify } from "yaml";
 import { unsupportedFeatures } from "../app/features";
 import { redactConfig } from "../config/redact";
 import { ConfigSchema } from "../config/schema";
 import { loadServerTls } from "../http/tls";
+import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit } from "./config-args";
 import { failWithProblems } from "./exit";
 
@@ -11,10 +11,17 @@ const check = defineCommand({
   meta: {
     name: "check",
     description: "Validate the configuration without starting; exit 2 on problems",
+    examples: [
+      "sigil config check -c /etc/sigil/config.yaml",
+      "sigil config check -c examples/dev.yaml --server-listen-port 9100",
+    ],
+    notes: [
+      "Checks the effective configuration: the file, the environment (SIGNER_…) and these flags, as serve would start with it. Problems are listed at once, each with its option (exit 2); warnings name what the signer would do that you may not expect.",
+    ],
   },
   args: configArgs(),
   run({ rawArgs }) {
-    const { config, configPath } = loadConfigOrExit(rawArgs, undefined, true);
+    const { config, configPath } = loadConfigOrExit(rawArgs, { serving: true });
     const unsupported = unsupportedFeatures(config);
     if (unsupported.length > 0) failWithProblems(unsupported);
     // The TLS files are read as serve reads them: a wrong path or a mismatched key fails here too.
@@ -30,6 +37,10 @@ const print = defineCommand({
   meta: {
     name: "print",
     description: "Print the effective configuration as YAML, secrets redacted",
+    examples: [
+      "sigil config print -c /etc/sigil/config.yaml",
+      "sigil config print -c examples/dev.yaml --network hoodi",
+    ],
   },
   args: configArgs(),
   run({ rawArgs }) {
@@ -39,6 +50,10 @@ const print = defineCommand({
 });
 
 export const configCommand = defineCommand({
-  meta: { name: "config", description: "Check or print the configuration" },
+  meta: {
+    name: "config",
+    description: "Check or print the configuration",
+    examples: ["sigil config check -c /etc/sigil/config.yaml"],
+  },
   subCommands: { check, print },
 });

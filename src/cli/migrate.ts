@@ -1,4 +1,3 @@
-import { defineCommand } from "citty";
 import { configuredNetwork } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { resolveSecret } from "../config/validate";
@@ -9,7 +8,8 @@ import {
   migrateWeb3Signer,
 } from "../migrate/web3signer/migrate";
 import { toHex } from "../wire/hex";
-import { configArgs, loadConfigOrExit } from "./config-args";
+import { defineCommand } from "./command";
+import { configArgs, loadConfigOrExit, SLASHING_SCOPE } from "./config-args";
 import { EXIT_USAGE, fail, printWarnings } from "./exit";
 import { withStore } from "./slashing";
 
@@ -24,11 +24,19 @@ const web3signerCommand = defineCommand({
     name: "web3signer",
     description:
       "Import a Web3Signer PostgreSQL slashing protection database (records and low watermarks) into the configured one",
+    examples: [
+      "sigil migrate web3signer -c /etc/sigil/config.yaml --db-url env:WEB3SIGNER_DB_URL --dry-run",
+      "sigil migrate web3signer -c /etc/sigil/config.yaml --db-url env:WEB3SIGNER_DB_URL",
+    ],
+    notes: [
+      "Stop Web3Signer first, and the signer too when sigil's database is sqlite. --dry-run reads both databases and reports what it would migrate; it writes nothing. docs/migrate-web3signer.md has the whole move.",
+    ],
   },
   args: {
-    ...configArgs(),
+    ...configArgs(SLASHING_SCOPE),
     "db-url": {
       type: "string",
+      required: true,
       description:
         "Web3Signer's database, postgres://user:password@host:port/db (TLS unless ?sslmode=disable), or env:VAR to read it from a variable",
       valueHint: "url|env:VAR",
@@ -40,7 +48,10 @@ const web3signerCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(rawArgs, FLAGS);
+    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+      extraFlags: FLAGS,
+      scope: SLASHING_SCOPE,
+    });
     const dryRun = extras["dry-run"] === true;
     // Loaded here, so that no other command (serve above all) loads the PostgreSQL client.
     const { checkDatabaseUrl, readWeb3Signer, redact, Web3SignerDatabaseError } = await import(
@@ -148,6 +159,9 @@ export const migrateCommand = defineCommand({
   meta: {
     name: "migrate",
     description: "Move another signer's slashing protection data into sigil",
+    examples: [
+      "sigil migrate web3signer -c /etc/sigil/config.yaml --db-url env:WEB3SIGNER_DB_URL --dry-run",
+    ],
   },
   subCommands: { web3signer: web3signerCommand },
 });

@@ -1,4 +1,3 @@
-import { defineCommand } from "citty";
 import { SlashingDatabaseError } from "../antislashing/store";
 import { unsupportedFeatures } from "../app/features";
 import { listenForStopSignals, runUntilStopped } from "../app/lifecycle";
@@ -6,6 +5,7 @@ import { applySeccomp } from "../app/seccomp";
 import { startSigner } from "../app/signer";
 import { ConfigProblemsError } from "../config/problems";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
+import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit } from "./config-args";
 import { EXIT_USAGE, fail, failWithProblems } from "./exit";
 import { failToOpen } from "./slashing";
@@ -13,7 +13,18 @@ import { failToOpen } from "./slashing";
 const INIT_FLAG = "init-slashing-protection";
 
 export const serveCommand = defineCommand({
-  meta: { name: "serve", description: "Run the signer (the default when only options are given)" },
+  meta: {
+    name: "serve",
+    description: "Run the signer (the default when only options are given)",
+    examples: [
+      "sigil serve -c /etc/sigil/config.yaml",
+      "sigil serve -c examples/dev.yaml --init-slashing-protection",
+      "sigil serve -c /etc/sigil/config.yaml --server-listen-port 9100 --metrics-listen-port 3100",
+    ],
+    notes: [
+      "Every flag sets the configuration option in brackets, over the environment (SIGNER_…) and the file (docs/configuration.md). SIGTERM or SIGINT stops the signer gracefully; SIGHUP reloads the key directories.",
+    ],
+  },
   args: {
     ...configArgs(),
     [INIT_FLAG]: {
@@ -23,11 +34,10 @@ export const serveCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(
-      rawArgs,
-      { [INIT_FLAG]: { type: "boolean" } },
-      true,
-    );
+    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+      extraFlags: { [INIT_FLAG]: { type: "boolean" } },
+      serving: true,
+    });
     const unsupported = unsupportedFeatures(config);
     if (unsupported.length > 0) failWithProblems(unsupported);
     const filter = parseLogFilter(config.logging.level);
@@ -50,19 +60,8 @@ export const serveCommand = defineCommand({
       if (error instanceof SlashingDatabaseError) {
         failToOpen(error, configPath, ` (or start once with --${INIT_FLAG})`);
       }
-      fail(
-        `cannot start: ${startupReason(error, config.server.listen_address, config.server.listen_port)}`,
-      );
+      fail(`cannot start: ${error instanceof Error ? error.message : String(error)}`);
     }
     process.exit(await runUntilStopped(signer, signals, logger));
   },
 });
-
-function startupReason(error: unknown, address: string, port: number): string {
-  const code = (error as { code?: string }).code;
-  if (code === "EADDRINUSE") return `${address}:${port} is already in use (server.listen_port)`;
-  if (code === "EADDRNOTAVAIL")
-    return `${address} is not an address of this machine (server.listen_address)`;
-  if (code === "EACCES") return `no permission to listen on ${address}:${port}`;
-  return error instanceof Error ? error.message : String(error);
-}

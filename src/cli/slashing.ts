@@ -1,5 +1,5 @@
 import { renameSync, rmSync } from "node:fs";
-import { defineCommand } from "citty";
+import { resolve } from "node:path";
 import { bytesToHex } from "../antislashing/encoding";
 import { readInterchange, writeInterchange } from "../antislashing/interchange";
 import type { OpenedDatabase } from "../antislashing/registry";
@@ -14,16 +14,19 @@ import { configuredNetwork, openSlashingStore } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
 import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
-import { configArgs, loadConfigOrExit } from "./config-args";
+import { defineCommand } from "./command";
+import { configArgs, loadConfigOrExit, SLASHING_SCOPE } from "./config-args";
 import { EXIT_FAILURE, EXIT_USAGE, fail } from "./exit";
 
-const fileArg = {
-  file: {
-    type: "string",
-    description: "Interchange file (EIP-3076 v5); - for standard input/output",
-    required: false,
-  },
-} as const;
+const fileArg = (direction: "read" | "written") =>
+  ({
+    file: {
+      type: "string",
+      valueHint: "path",
+      required: true,
+      description: `Interchange file (EIP-3076 v5) ${direction}; - for standard ${direction === "read" ? "input" : "output"}`,
+    },
+  }) as const;
 
 export interface StoreAccess {
   /** "write" (import, migrate; sqlite: the writer lock) or "read" (export, dry runs). */
@@ -91,10 +94,17 @@ const initCommand = defineCommand({
     name: "init",
     description:
       "Create the configured slashing protection database for the configured network (the only way besides serve --init-slashing-protection)",
+    examples: [
+      "sigil slashing init -c /etc/sigil/config.yaml",
+      "sigil slashing init -c examples/dev.yaml",
+    ],
+    notes: [
+      "Run it once, before the first start, for keys that never signed: a signer whose keys signed before needs their history (restore the database, or sigil slashing import). Run it as the user the signer runs as (docs/deploy.md).",
+    ],
   },
-  args: configArgs(),
+  args: configArgs(SLASHING_SCOPE),
   async run({ rawArgs }) {
-    const { config, configPath } = loadConfigOrExit(rawArgs);
+    const { config, configPath } = loadConfigOrExit(rawArgs, { scope: SLASHING_SCOPE });
     if (config.antislashing.backend === "noop") {
       process.stdout.write("antislashing.backend is noop: there is no database to initialize\n");
       return;
@@ -118,20 +128,29 @@ const importCommand = defineCommand({
   meta: {
     name: "import",
     description: "Import an EIP-3076 interchange into the configured database",
+    examples: [
+      "sigil slashing import -c /etc/sigil/config.yaml --file slashing-protection.json",
+      "sigil slashing import -c examples/dev.yaml --file - < slashing-protection.json",
+    ],
+    notes: [
+      "Stop the signer first when the database is sqlite (one process writes the file). The whole file is refused, and nothing changed, if it is for another chain or malformed.",
+    ],
   },
-  args: { ...configArgs(), ...fileArg },
+  args: { ...configArgs(SLASHING_SCOPE), ...fileArg("read") },
   async run({ rawArgs }) {
     const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
-      file: { type: "string" },
+      extraFlags: { file: { type: "string" } },
+      scope: SLASHING_SCOPE,
     });
     const file = extras.file as string | undefined;
     if (!file) fail("--file is required (use - for standard input)", EXIT_USAGE);
     const input = file === "-" ? Bun.stdin.stream() : Bun.file(file).stream();
-    const report = await withStore(
+    const { report, location } = await withStore(
       config,
       async (store) => {
         try {
-          return await store.importInterchange(await readInterchange(input));
+          const report = await store.importInterchange(await readInterchange(input));
+          return { report, location: store.location };
         } catch (error) {
           if (
             error instanceof SlashingImportError ||
@@ -144,8 +163,9 @@ const importCommand = defineCommand({
       },
       { access: "write", configPath },
     );
+    const from = file === "-" ? "standard input" : resolve(file);
     process.stderr.write(
-      `imported ${report.validators} validators (${report.blocks} blocks, ${report.attestations} attestations)\n`,
+      `imported ${report.validators} validators (${report.blocks} blocks, ${report.attestations} attestations) from ${from} into ${location}\n`,
     );
   },
 });
@@ -154,21 +174,32 @@ const exportCommand = defineCommand({
   meta: {
     name: "export",
     description: "Export the configured database as an EIP-3076 interchange",
+    examples: [
+      "sigil slashing export -c /etc/sigil/config.yaml --file slashing-protection.json",
+      "sigil slashing export -c examples/dev.yaml --file - --pubkeys 0xa99a76ed7796f7be22d5b7e85deeb7c5677e88e511e0b337618f8c4eb61349b4bf2d153f649f7b53359fe8b94a38e44c",
+    ],
+    notes: [
+      "Reads beside a running signer (sqlite included). The file is written whole or not at all; what was written is reported on standard error.",
+    ],
   },
   args: {
-    ...configArgs(),
-    ...fileArg,
-    pubkeys: { type: "string", description: "Only these validators (comma-separated, repeatable)" },
+    ...configArgs(SLASHING_SCOPE),
+    ...fileArg("written"),
+    pubkeys: {
+      type: "string",
+      valueHint: "0x…,0x…",
+      description: "Only these validators (comma-separated, repeatable)",
+    },
   },
   async run({ rawArgs }) {
     const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
-      file: { type: "string" },
-      pubkeys: { type: "string", multiple: true },
+      extraFlags: { file: { type: "string" }, pubkeys: { type: "string", multiple: true } },
+      scope: SLASHING_SCOPE,
     });
     const file = extras.file as string | undefined;
     if (!file) fail("--file is required (use - for standard output)", EXIT_USAGE);
     const pubkeys = parsePubkeys(extras.pubkeys as string[] | undefined);
-    await withStore(
+    const written = await withStore(
       config,
       async (store) => {
         let source: InterchangeSource;
@@ -179,22 +210,29 @@ const exportCommand = defineCommand({
           throw error;
         }
         if (file === "-") {
-          await writeInterchange(source, (chunk) => void process.stdout.write(chunk));
-          return;
+          const counts = await writeInterchange(source, (c) => void process.stdout.write(c));
+          return { counts, location: store.location };
         }
         // Written beside the target and renamed, so a failed export never leaves a truncated file.
         const temporary = `${file}.partial-${process.pid}`;
         const writer = Bun.file(temporary).writer();
         try {
-          await writeInterchange(source, (chunk) => void writer.write(chunk));
+          const counts = await writeInterchange(source, (chunk) => void writer.write(chunk));
           await writer.end();
           renameSync(temporary, file);
+          return { counts, location: store.location };
         } catch (error) {
           rmSync(temporary, { force: true });
           throw error;
         }
       },
       { access: "read", configPath },
+    );
+    // On standard error: with --file -, standard output is the interchange itself.
+    const to = file === "-" ? "standard output" : resolve(file);
+    const { counts, location } = written;
+    process.stderr.write(
+      `exported ${counts.validators} validators (${counts.blocks} blocks, ${counts.attestations} attestations) from ${location} to ${to}\n`,
     );
   },
 });
@@ -215,6 +253,10 @@ export const slashingCommand = defineCommand({
     name: "slashing",
     description:
       "Create the slashing protection database, or import or export its data (EIP-3076 interchange)",
+    examples: [
+      "sigil slashing init -c /etc/sigil/config.yaml",
+      "sigil slashing export -c /etc/sigil/config.yaml --file slashing-protection.json",
+    ],
   },
   subCommands: { init: initCommand, import: importCommand, export: exportCommand },
 });

@@ -12,16 +12,23 @@ export interface FlagSpec {
   list?: "repeat" | "comma";
 }
 
-/** Every option that has a CLI flag, in schema order. */
-export function flagSpecs(schema: TSchema): FlagSpec[] {
+/**
+ * Every option that has a CLI flag, in schema order; with `scope`, only the options under those
+ * top-level sections (`["antislashing", "network"]`: the flags that matter to a command that
+ * opens the slashing protection database, and no server flag).
+ */
+export function flagSpecs(schema: TSchema, scope?: FlagScope): FlagSpec[] {
   const specs: FlagSpec[] = [];
   for (const node of settableNodes(schema)) {
     const name = node.schema.flag as string | undefined;
-    if (name)
-      specs.push({ name, path: node.path, schema: node.schema, list: node.schema.flagList });
+    if (!name || (scope && !scope.includes(String(node.path[0])))) continue;
+    specs.push({ name, path: node.path, schema: node.schema, list: node.schema.flagList });
   }
   return specs;
 }
+
+/** Top-level configuration sections whose flags a command takes; undefined: all of them. */
+export type FlagScope = readonly string[];
 
 /** Flags of a command beyond the configuration flags (e.g. `--file` of `slashing import`). */
 export type ExtraFlags = Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
@@ -35,15 +42,16 @@ export interface FlagLayer {
 }
 
 /**
- * Parses the configuration flags of `serve` and `config check|print`. Unknown flags and stray
- * arguments are errors: a mistyped flag must not be silently ignored.
+ * Parses the configuration flags of a command (`scope`: its sections) and its own (`extraFlags`).
+ * Unknown flags and stray arguments are errors: a mistyped flag must not be silently ignored.
  */
 export function readFlagLayer(
   schema: TSchema,
   argv: readonly string[],
   extraFlags: ExtraFlags = {},
+  scope?: FlagScope,
 ): FlagLayer {
-  const specs = flagSpecs(schema);
+  const specs = flagSpecs(schema, scope);
   const options: Record<
     string,
     { type: "string" | "boolean"; multiple?: boolean; short?: string }

@@ -140,17 +140,58 @@ describe("defaults", () => {
     expect("key_manager_api" in ok(result)).toBe(false);
   });
 
-  test("the host allow-list warning is for every interface with the default list only", () => {
-    const listenerWarnings = (result: LoadResult) =>
-      result.ok ? result.listenerWarnings : ["not loaded"];
-    expect(listenerWarnings(load())).toHaveLength(1);
-    expect(listenerWarnings(load())[0]).toContain("server.host_allowlist is the default");
-    expect(listenerWarnings(load({ yaml: "server: {listen_address: 127.0.0.1}\n" }))).toEqual([]);
-    expect(
-      listenerWarnings(load({ yaml: "server: {host_allowlist: [signer.internal]}\n" })),
-    ).toEqual([]);
-    expect(listenerWarnings(load({ env: { SIGNER_SERVER__HOST_ALLOWLIST: "*" } }))).toEqual([]);
-    expect(listenerWarnings(load({ argv: ["--server-listen-address", "::"] }))).toHaveLength(1);
+  test("every interface: one line about auth and the allow-list, each part only when it applies", () => {
+    const serving = (result: LoadResult) => (result.ok ? result.servingWarnings : ["not loaded"]);
+    const auth = "auth_policies: {vc: {token: vc-token-0123456789}}\n";
+    // No -c: the defaults listen everywhere without auth; one line says both, and where from.
+    const defaults = serving(load());
+    expect(defaults).toHaveLength(1);
+    expect(defaults[0]).toContain(
+      "server.listen_address is 0.0.0.0 (every interface, the default: no -c file was given) and no auth is configured: anyone who can reach port 9000",
+    );
+    expect(defaults[0]).toContain("Also, server.host_allowlist is the default");
+    expect(serving(load({ yaml: "server: {listen_address: 127.0.0.1}\n" }))).toEqual([]);
+    const listed = serving(load({ yaml: "server: {host_allowlist: [signer.internal]}\n" }));
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toStartWith("server.listen_address is 0.0.0.0 (every interface) and no auth");
+    expect(listed[0]).not.toContain("host_allowlist is the default");
+    const withAuth = serving(load({ yaml: auth }));
+    expect(withAuth).toHaveLength(1);
+    expect(withAuth[0]).toStartWith(
+      "server.listen_address is 0.0.0.0 (every interface), but server.host_allowlist is the default",
+    );
+    expect(withAuth[0]).not.toContain("no auth");
+    expect(serving(load({ yaml: auth, env: { SIGNER_SERVER__HOST_ALLOWLIST: "*" } }))).toEqual([]);
+    expect(serving(load({ yaml: auth, argv: ["--server-listen-address", "::"] }))[0]).toStartWith(
+      "server.listen_address is :: (every interface)",
+    );
+  });
+
+  test("a key directory that is missing or a file is a warning naming the option", () => {
+    const file = writeConfig("not a directory");
+    const missing = join(dir, "missing");
+    const result = load({
+      yaml: `server: {listen_address: 127.0.0.1}\nkey_sources: {filesystem: {paths: ["${dir}", "${missing}", "${file}"]}}\n`,
+    });
+    expect(result.ok ? result.servingWarnings : []).toEqual([
+      `key_sources.filesystem.paths[1]: the key directory ${missing} does not exist: serve would load no keys from it`,
+      `key_sources.filesystem.paths[2]: ${file} is a file, not a key directory: serve would load no keys from it`,
+    ]);
+  });
+
+  test("pruning on a backend that keeps no history is a warning", () => {
+    const serving = (backend: string) => {
+      const result = load({
+        yaml: `server: {listen_address: 127.0.0.1}\nantislashing: {backend: ${backend}, table: t-slashing, url: "postgres://u@h/d", pruning_epochs_to_keep: 100}\n`,
+      });
+      return result.ok ? result.servingWarnings : ["not loaded"];
+    };
+    expect(serving("dynamodb")).toEqual([
+      "antislashing.pruning_epochs_to_keep is 100, but the dynamodb backend keeps one watermark per validator, no history to prune (minimal strategy): the setting is ignored (pruning applies to sqlite and postgres)",
+    ]);
+    expect(serving("noop")[0]).toContain("the noop backend keeps nothing");
+    expect(serving("sqlite")).toEqual([]);
+    expect(serving("postgres")).toEqual([]);
   });
 });
 

@@ -1,11 +1,14 @@
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { checkShape, joinPath } from "../wire/check";
 import { readEnvLayer } from "./env";
 import { readConfigFile } from "./file";
-import { type ExtraFlags, readFlagLayer } from "./flags";
+import { type ExtraFlags, type FlagScope, readFlagLayer } from "./flags";
 import { type ConfigProblem, problem } from "./problems";
 import { type Config, ConfigSchema } from "./schema";
+import { closestName } from "./suggest";
 import { validateConfig } from "./validate";
 import {
   enumValues,
@@ -28,6 +31,8 @@ export interface LoadInput {
   env: Record<string, string | undefined>;
   /** Command-specific flags accepted besides the configuration flags. */
   extraFlags?: ExtraFlags;
+  /** The configuration sections whose flags the command takes (default: every flag). */
+  flagScope?: FlagScope;
 }
 
 export type LoadResult =
@@ -37,15 +42,19 @@ export type LoadResult =
       configPath?: string;
       extras: Record<string, unknown>;
       warnings: string[];
-      /** About the listeners: shown by the commands that start or check them (serve, config check). */
-      listenerWarnings: string[];
+      /**
+       * About what a signer started with this configuration would do (its listeners, its key
+       * directories, settings its backend ignores): shown by the commands that run or check a
+       * signer (serve, config check), not by those that only open its database.
+       */
+      servingWarnings: string[];
     }
   | { ok: false; problems: ConfigProblem[]; warnings: string[] };
 
 /** Builds the effective configuration: flags > env > file > defaults, then validates all of it. */
 export function loadConfig(input: LoadInput): LoadResult {
   const schema = ConfigSchema;
-  const flags = readFlagLayer(schema, input.argv, input.extraFlags);
+  const flags = readFlagLayer(schema, input.argv, input.extraFlags, input.flagScope);
   const file = flags.configPath ? readConfigFile(flags.configPath) : { value: {}, problems: [] };
   const env = readEnvLayer(schema, input.env);
   const warnings = env.unknown.map((name) => `${name} is set but names no option; ignored`);
@@ -77,7 +86,11 @@ export function loadConfig(input: LoadInput): LoadResult {
     configPath: flags.configPath,
     extras: flags.extras,
     warnings,
-    listenerWarnings: hostAllowlistWarnings(config, explicit),
+    servingWarnings: [
+      ...listenerWarnings(config, explicit, flags.configPath),
+      ...keyDirectoryWarnings(config),
+      ...ignoredSettingWarnings(config),
+    ],
   };
 }
 
@@ -239,25 +252,8 @@ function suggestion(schema: TSchema, path: Path): string {
   const parent = schemaAt(schema, path.slice(0, -1));
   const key = path[path.length - 1] ?? "";
   if (!parent || kindOf(parent) !== "object") return "";
-  const close = Object.keys(properties(parent)).find((name) => editDistance(name, key) <= 2);
+  const close = closestName(key, Object.keys(properties(parent)));
   return close ? ` (did you mean "${close}"?)` : "";
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (current[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + cost,
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 /**
@@ -295,15 +291,69 @@ function normalizeLegacyKeyManager(
 }
 
 /**
- * Listening on every interface says remote validator clients are expected, but the default
- * allow-list answers only local names: say so before the first client gets 403.
+ * Listening on every interface, in one line: without auth, anyone who reaches the port can have
+ * the keys sign (the Host allow-list is DNS-rebinding protection, not access control: any client
+ * can send `Host: localhost`); with the default allow-list, validator clients on other hosts that
+ * name this one get 403 until their names are listed.
  */
-function hostAllowlistWarnings(config: Config, explicit: Set<string>): string[] {
-  const address = config.server.listen_address;
-  if (explicit.has("server.host_allowlist") || (address !== "0.0.0.0" && address !== "::")) {
-    return [];
+function listenerWarnings(
+  config: Config,
+  explicit: Set<string>,
+  configPath: string | undefined,
+): string[] {
+  const { listen_address: address, listen_port: port, host_allowlist } = config.server;
+  if (address !== "0.0.0.0" && address !== "::") return [];
+  const noAuth = authMode(config) === "none";
+  const defaultAllowlist = !explicit.has("server.host_allowlist");
+  const listening = `server.listen_address is ${address} (every interface${configPath ? "" : ", the default: no -c file was given"})`;
+  const allowlist = `server.host_allowlist is the default (${host_allowlist.join(", ")}), so requests naming this host otherwise (a validator client's http://signer:${port}) get 403 host_not_allowed until those names, or "*", are listed`;
+  if (noAuth) {
+    const open = `${listening} and no auth is configured: anyone who can reach port ${port} can have the loaded keys sign (the Host allow-list does not stop them); listen on 127.0.0.1, or configure auth (docs/auth.md)`;
+    return [defaultAllowlist ? `${open}. Also, ${allowlist}` : open];
   }
+  return defaultAllowlist ? [`${listening}, but ${allowlist}`] : [];
+}
+
+/** As app/auth.ts chooses it: which of the four auth modes the configuration sets. */
+function authMode(config: Config): "stateful" | "static" | "legacy" | "none" {
+  if (config.signer_state) return "stateful";
+  if (config.static_auth) return "static";
+  if (config.auth_policies || config.unauthenticated_policy) return "legacy";
+  return "none";
+}
+
+/** A key directory that is not there: serve would start and load no key from it. */
+function keyDirectoryWarnings(config: Config): string[] {
+  return config.key_sources.filesystem.paths.flatMap((path, i) => {
+    const where = `key_sources.filesystem.paths[${i}]`;
+    const absolute = resolve(path);
+    const shown = absolute === path ? path : `${path} (${absolute})`;
+    let isDirectory: boolean;
+    try {
+      isDirectory = statSync(absolute).isDirectory();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const why = code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? error})`;
+      return [`${where}: the key directory ${shown} ${why}: serve would load no keys from it`];
+    }
+    return isDirectory
+      ? []
+      : [`${where}: ${shown} is a file, not a key directory: serve would load no keys from it`];
+  });
+}
+
+/** Settings the configured backend does not use: say so rather than ignore them silently. */
+function ignoredSettingWarnings(config: Config): string[] {
+  const { backend, pruning_epochs_to_keep: epochs } = config.antislashing;
+  if (epochs === 0) return [];
+  const why =
+    backend === "dynamodb"
+      ? "keeps one watermark per validator, no history to prune (minimal strategy)"
+      : backend === "noop"
+        ? "keeps nothing"
+        : undefined;
+  if (why === undefined) return [];
   return [
-    `server.listen_address is ${address}, but server.host_allowlist is the default (${config.server.host_allowlist.join(", ")}): requests naming this host otherwise (a validator client's http://signer:9000) get 403 host_not_allowed; list those names, or "*"`,
+    `antislashing.pruning_epochs_to_keep is ${epochs}, but the ${backend} backend ${why}: the setting is ignored (pruning applies to sqlite and postgres)`,
   ];
 }

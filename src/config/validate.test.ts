@@ -702,3 +702,30 @@ describe("collected problems", () => {
     for (const secret of Object.values(tokens)) expect(all).not.toContain(secret);
   });
 });
+
+describe("listeners", () => {
+  const listeners = (server: [string, number], metrics: [string, number]) =>
+    validateConfig(
+      configWith((c) => {
+        [c.server.listen_address, c.server.listen_port] = server;
+        [c.metrics.listen_address, c.metrics.listen_port] = metrics;
+      }),
+      {},
+    );
+
+  test("one port for both listeners on a shared address is a problem naming both", () => {
+    expect(text(listeners(["127.0.0.1", 9000], ["127.0.0.1", 9000]))).toBe(
+      "metrics.listen_port: is server.listen_port too (9000 on 127.0.0.1 and 127.0.0.1): the signing and the metrics listeners need different ports",
+    );
+    expect(where(listeners(["0.0.0.0", 9000], ["127.0.0.1", 9000]))).toEqual([
+      "metrics.listen_port",
+    ]);
+    expect(where(listeners(["10.0.0.5", 3000], ["::", 3000]))).toEqual(["metrics.listen_port"]);
+  });
+
+  test("different ports, two specific addresses, or port 0 (any free port) are fine", () => {
+    expect(listeners(["127.0.0.1", 9000], ["127.0.0.1", 3000])).toEqual([]);
+    expect(listeners(["10.0.0.5", 9000], ["127.0.0.1", 9000])).toEqual([]);
+    expect(listeners(["127.0.0.1", 0], ["127.0.0.1", 0])).toEqual([]);
+  });
+});

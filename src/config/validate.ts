@@ -22,6 +22,7 @@ export function validateConfig(config: Config, env: Env): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const report = (where: string, message: string) => problems.push(problem(where, message));
   checkLogging(config, report);
+  checkListeners(config, report);
   checkNetwork(config, report);
   checkCors(config, report);
   checkHostAllowlist(config, report);
@@ -56,6 +57,24 @@ export function resolveSecret(
 function checkNetwork(config: Config, report: Report) {
   const resolved = configuredNetworkOf(config.network, config.network_config);
   if (!resolved.ok) for (const { where, message } of resolved.problems) report(where, message);
+}
+
+/** Wildcard addresses take the port on every interface, so they meet every other address. */
+const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
+
+/** The signing and metrics listeners cannot share a port on an address both listen on. */
+function checkListeners(config: Config, report: Report) {
+  const { server, metrics } = config;
+  if (server.listen_port === 0 || server.listen_port !== metrics.listen_port) return;
+  const overlap =
+    server.listen_address === metrics.listen_address ||
+    WILDCARDS.has(server.listen_address) ||
+    WILDCARDS.has(metrics.listen_address);
+  if (!overlap) return;
+  report(
+    "metrics.listen_port",
+    `is server.listen_port too (${server.listen_port} on ${metrics.listen_address} and ${server.listen_address}): the signing and the metrics listeners need different ports`,
+  );
 }
 
 function checkLogging(config: Config, report: Report) {

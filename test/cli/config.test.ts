@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
 import { parse } from "yaml";
 import { runSigil, TempDir } from "../support/cli";
 
@@ -154,17 +155,61 @@ describe("sigil config check: the spec's start-up validation errors", () => {
     expect(result.stdout).toContain("configuration is valid");
   });
 
-  test("every interface with the default host allow-list is valid, with one warning", () => {
-    const result = check("server:\n  listen_port: 9100\n");
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain("configuration is valid");
-    expect(result.stderr.trim().split("\n")).toEqual([
+  test("every interface is valid, with one warning line about auth and the allow-list", () => {
+    const warnings = (result: { code: number; stderr: string }) => {
+      expect(result.code).toBe(0);
+      return result.stderr
+        .trim()
+        .split("\n")
+        .filter((line) => line !== "");
+    };
+    const open = warnings(check("server:\n  listen_port: 9100\n"));
+    expect(open).toEqual([
       expect.stringMatching(
-        /^sigil: warning: server.listen_address is 0.0.0.0, but server.host_allowlist is the default/,
+        /^sigil: warning: server.listen_address is 0.0.0.0 \(every interface\) and no auth is configured: anyone who can reach port 9100 can have the loaded keys sign .*\. Also, server.host_allowlist is the default/,
       ),
     ]);
-    const listed = check("server:\n  listen_port: 9100\n  host_allowlist: [signer.internal]\n");
-    expect(listed.stderr).toBe("");
+    const auth = "auth_policies:\n  vc:\n    token: vc-token-0123456789\n";
+    expect(warnings(check(`server:\n  listen_port: 9100\n${auth}`))).toEqual([
+      expect.stringMatching(
+        /^sigil: warning: server.listen_address is 0.0.0.0 \(every interface\), but server.host_allowlist is the default/,
+      ),
+    ]);
+    const listed = `server:\n  listen_port: 9100\n  host_allowlist: [signer.internal]\n${auth}`;
+    expect(warnings(check(listed))).toEqual([]);
+  });
+
+  test("without -c, the defaults' 0.0.0.0 and no auth are one warning line saying so", () => {
+    const result = runSigil(["config", "check"], {}, dir.path);
+    expect(result.code).toBe(0);
+    expect(result.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^sigil: warning: server.listen_address is 0.0.0.0 \(every interface, the default: no -c file was given\) and no auth is configured: /,
+      ),
+    ]);
+  });
+
+  test("one port for the signing and the metrics listener is an error naming both", () => {
+    const result = check("server: {listen_port: 9100}\n", {
+      SIGNER_METRICS__LISTEN_PORT: "9100",
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      "  metrics.listen_port: is server.listen_port too (9100 on 127.0.0.1 and 0.0.0.0): the signing and the metrics listeners need different ports",
+    );
+  });
+
+  test("a missing key directory and pruning an unpruned backend are warnings", () => {
+    const result = check(
+      "server: {listen_address: 127.0.0.1}\nkey_sources: {filesystem: {paths: [no-such-keys]}}\nantislashing: {backend: noop, pruning_epochs_to_keep: 10}\n",
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      `sigil: warning: key_sources.filesystem.paths[0]: the key directory no-such-keys (${resolve(import.meta.dir, "../../no-such-keys")}) does not exist: serve would load no keys from it\n`,
+    );
+    expect(result.stderr).toContain(
+      "sigil: warning: antislashing.pruning_epochs_to_keep is 10, but the noop backend keeps nothing",
+    );
   });
 
   test("server.seccomp is honoured on Linux x64 and arm64 (elsewhere it is refused, exit 2)", () => {
@@ -238,9 +283,8 @@ describe("CLI surface", () => {
     test(`sigil ${level.join(" ")} --help`, () => {
       const result = runSigil([...level, "--help"]);
       expect(result.code).toBe(0);
-      expect(result.stdout).toContain("USAGE");
-      // citty names nested commands from their direct parent only ("config check").
-      expect(result.stdout).toContain(level.length > 0 ? level.join(" ") : "sigil");
+      // The usage line is the whole command, as typed.
+      expect(result.stdout).toMatch(new RegExp(`Usage:\n  ${["sigil", ...level].join(" ")}( |\n)`));
     });
   }
 
@@ -269,14 +313,17 @@ describe("CLI surface", () => {
     expect(result.stdout).toContain("bls blst");
   });
 
-  test("an unknown flag is a usage error (exit 2) naming the flag", () => {
+  test("an unknown flag is a usage error (exit 2) naming the flag and the closest one", () => {
     const result = runSigil(["config", "check", "--server-listen-prot", "1"]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("--server-listen-prot");
+    expect(result.stderr).toBe(
+      "sigil: unknown option --server-listen-prot for sigil config check (did you mean --server-listen-port?); see sigil help config check\n",
+    );
   });
 
-  test("an unknown command fails", () => {
+  test("an unknown command is a usage error (exit 2)", () => {
     const result = runSigil(["frobnicate"]);
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('sigil: unknown command "frobnicate" for sigil; see sigil help\n');
   });
 });

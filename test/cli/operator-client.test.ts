@@ -19,17 +19,8 @@ const MGMT = "mgmt-0123456789abcdef0123456789abcdef";
 const CLIENT_TOKEN_PREFIX = "sgl_client_";
 const KEY = `0x${"a1".repeat(48)}`;
 
-/** Until the group is registered in src/cli/index.ts, the command runs from a one-line entry. */
-const ENTRY = [
-  'import { runMain } from "citty";',
-  'import { operatorCommand } from "./src/cli/operator/index";',
-  "await runMain(operatorCommand, { rawArgs: process.argv.slice(1) });",
-].join(" ");
-
 function commandLine(args: readonly string[]): string[] {
-  return process.env.SIGIL_TEST_BINARY
-    ? sigilCommand(["operator", ...args])
-    : [process.execPath, "-e", ENTRY, "--", ...args];
+  return sigilCommand(["operator", ...args]);
 }
 
 /** Asynchronous on purpose: the fake signer answers from this process's event loop. */
@@ -957,7 +948,7 @@ describe("command line", () => {
   test("unknown flags and stray arguments exit 2", async () => {
     expectUsage(
       await operator(at("auth", "policy", "list", "--polices", "a"), ENV),
-      "Unknown option '--polices'",
+      "unknown option --polices for sigil operator auth policy list; see sigil help operator auth policy list",
     );
     expectUsage(await operator(at("auth", "policy", "get", "--name", "a", "extra"), ENV), "extra");
     expectUsage(await operator(["auth", "policy", "get", "--name"]), "--name");

@@ -110,6 +110,38 @@ describe("sigil serve", () => {
     }
   });
 
+  test("the metrics port in use is a one-line error naming metrics.listen_port, exit 1", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const address = blocker.address();
+    try {
+      if (address === null || typeof address === "string") throw new Error("no port");
+      const result = runSigil(["serve", "-c", config(), "--init-slashing-protection"], {
+        SIGNER_METRICS__LISTEN_PORT: String(address.port),
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split("\n").at(-1)).toBe(
+        `sigil: cannot start: 127.0.0.1:${address.port} is already in use (metrics.listen_port)`,
+      );
+      expect(result.stderr).not.toContain("server.listen_port");
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test("without -c: one warning line says it listens everywhere with no auth", () => {
+    // Run where there is no database: start-up stops there (exit 2), after the warnings.
+    const result = runSigil(["serve"], { SIGNER_SERVER__LISTEN_PORT: "0" }, dir.path);
+    expect(result.code).toBe(2);
+    const warnings = result.stderr.split("\n").filter((line) => line.includes("warning"));
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^sigil: warning: server.listen_address is 0.0.0.0 \(every interface, the default: no -c file was given\) and no auth is configured: anyone who can reach port 0 can have the loaded keys sign/,
+      ),
+    ]);
+    expect(result.stderr).toContain("slashing_protection.sqlite does not exist");
+  });
+
   test("an invalid configuration exits 2 before binding the port", async () => {
     const port = await freePort();
     const file = config("network: not-a-network\n");

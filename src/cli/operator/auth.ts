@@ -1,6 +1,6 @@
-import { defineCommand } from "citty";
 import { type RuleInput, RulesSchema } from "../../auth/schema";
 import { checkShape, describeProblem } from "../../wire/check";
+import { defineCommand } from "../command";
 import { EXIT_USAGE, fail } from "../exit";
 import { call, clientFromFlags, connectionArgs, jsonArgs, tokenArgs } from "./client";
 import {
@@ -29,13 +29,19 @@ const API = "/api/v1/signer/auth";
 const commonArgs = { ...connectionArgs, ...tokenArgs, ...jsonArgs } as const;
 
 const nameArgs = {
-  name: { type: "string", valueHint: "name", description: "Policy name (required)" },
+  name: {
+    type: "string",
+    valueHint: "name",
+    required: true,
+    description: "Policy name (required)",
+  },
 } as const;
 
 const rulesArgs = {
   rules: {
     type: "string",
     valueHint: "json|@file",
+    required: true,
     description:
       'JSON array of rules, e.g. \'[{"effect":"allow","scopes":["sign"]}]\', or @file.json (@- for standard input) (required)',
   },
@@ -105,7 +111,14 @@ function printPolicy(values: FlagValues, body: unknown): void {
 }
 
 const policyCreate = defineCommand({
-  meta: { name: "create", description: "Create a policy" },
+  meta: {
+    name: "create",
+    description: "Create a policy",
+    examples: [
+      `sigil operator auth policy create --token env:SIGIL_MANAGEMENT_TOKEN --name validator-client --rules '[{"effect":"allow","scopes":["sign","list_keys"]}]'`,
+      `sigil operator auth policy create --token env:SIGIL_MANAGEMENT_TOKEN --name monitoring --rules @monitoring-rules.json`,
+    ],
+  },
   args: { ...nameArgs, ...rulesArgs, ...commonArgs },
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, { ...nameArgs, ...rulesArgs, ...commonArgs });
@@ -118,7 +131,11 @@ const policyCreate = defineCommand({
 });
 
 const policyList = defineCommand({
-  meta: { name: "list", description: "List the policies" },
+  meta: {
+    name: "list",
+    description: "List the policies",
+    examples: ["sigil operator auth policy list --token env:SIGIL_MANAGEMENT_TOKEN"],
+  },
   args: commonArgs,
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, commonArgs);
@@ -137,7 +154,13 @@ const policyList = defineCommand({
 });
 
 const policyGet = defineCommand({
-  meta: { name: "get", description: "Show one policy" },
+  meta: {
+    name: "get",
+    description: "Show one policy",
+    examples: [
+      "sigil operator auth policy get --token env:SIGIL_MANAGEMENT_TOKEN --name validator-client",
+    ],
+  },
   args: { ...nameArgs, ...commonArgs },
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, { ...nameArgs, ...commonArgs });
@@ -149,7 +172,13 @@ const policyGet = defineCommand({
 });
 
 const policyUpdate = defineCommand({
-  meta: { name: "update", description: "Replace the rules of a policy" },
+  meta: {
+    name: "update",
+    description: "Replace the rules of a policy",
+    examples: [
+      "sigil operator auth policy update --token env:SIGIL_MANAGEMENT_TOKEN --name monitoring --rules @monitoring-rules.json",
+    ],
+  },
   args: { ...nameArgs, ...rulesArgs, ...commonArgs },
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, { ...nameArgs, ...rulesArgs, ...commonArgs });
@@ -162,7 +191,13 @@ const policyUpdate = defineCommand({
 });
 
 const policyDelete = defineCommand({
-  meta: { name: "delete", description: "Delete a policy" },
+  meta: {
+    name: "delete",
+    description: "Delete a policy",
+    examples: [
+      "sigil operator auth policy delete --token env:SIGIL_MANAGEMENT_TOKEN --name monitoring",
+    ],
+  },
   args: { ...nameArgs, ...commonArgs },
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, { ...nameArgs, ...commonArgs });
@@ -177,11 +212,13 @@ const tokenCreateArgs = {
   policies: {
     type: "string",
     valueHint: "a,b",
+    required: true,
     description: "Policies bound to the token, comma-separated (required)",
   },
   "ttl-seconds": {
     type: "string",
     valueHint: "n",
+    required: true,
     description: "Lifetime in seconds (required)",
   },
   "token-bound-cidrs": {
@@ -195,6 +232,9 @@ const tokenCreate = defineCommand({
   meta: {
     name: "create",
     description: "Mint a client token (printed once: store it when it is shown)",
+    examples: [
+      "sigil operator auth token create --token env:SIGIL_MANAGEMENT_TOKEN --policies validator-client --ttl-seconds 2592000 --token-bound-cidrs 10.0.1.0/24",
+    ],
   },
   args: { ...tokenCreateArgs, ...commonArgs },
   async run({ rawArgs }) {
@@ -233,7 +273,11 @@ const tokenCreate = defineCommand({
 });
 
 const tokenList = defineCommand({
-  meta: { name: "list", description: "List the tokens (accessors and metadata, never the tokens)" },
+  meta: {
+    name: "list",
+    description: "List the tokens (accessors and metadata, never the tokens)",
+    examples: ["sigil operator auth token list --token env:SIGIL_MANAGEMENT_TOKEN"],
+  },
   args: commonArgs,
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, commonArgs);
@@ -258,12 +302,19 @@ const accessorArgs = {
   accessor: {
     type: "string",
     valueHint: "id",
+    required: true,
     description: "Accessor of the token to revoke, from token list (required)",
   },
 } as const;
 
 const tokenRevoke = defineCommand({
-  meta: { name: "revoke", description: "Revoke a token by its accessor" },
+  meta: {
+    name: "revoke",
+    description: "Revoke a token by its accessor",
+    examples: [
+      'sigil operator auth token revoke --token env:SIGIL_MANAGEMENT_TOKEN --accessor "$ACCESSOR"',
+    ],
+  },
   args: { ...accessorArgs, ...commonArgs },
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, { ...accessorArgs, ...commonArgs });
@@ -278,10 +329,18 @@ export const authCommand = defineCommand({
   meta: {
     name: "auth",
     description: "Manage policies and client tokens (stateful mode, management token)",
+    examples: [
+      "sigil operator auth policy list --token env:SIGIL_MANAGEMENT_TOKEN",
+      "sigil operator auth token list --token env:SIGIL_MANAGEMENT_TOKEN",
+    ],
   },
   subCommands: {
     policy: defineCommand({
-      meta: { name: "policy", description: "Create, list, show, update and delete policies" },
+      meta: {
+        name: "policy",
+        description: "Create, list, show, update and delete policies",
+        examples: ["sigil operator auth policy list --token env:SIGIL_MANAGEMENT_TOKEN"],
+      },
       subCommands: {
         create: policyCreate,
         list: policyList,
@@ -291,7 +350,11 @@ export const authCommand = defineCommand({
       },
     }),
     token: defineCommand({
-      meta: { name: "token", description: "Mint, list and revoke client tokens" },
+      meta: {
+        name: "token",
+        description: "Mint, list and revoke client tokens",
+        examples: ["sigil operator auth token list --token env:SIGIL_MANAGEMENT_TOKEN"],
+      },
       subCommands: { create: tokenCreate, list: tokenList, revoke: tokenRevoke },
     }),
   },

@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "../command";
 import { call, clientFromFlags, connectionArgs, jsonArgs, tokenArgs } from "./client";
 import { booleanFlag, parseFlags, secretFlag, stringFlag } from "./flags";
 import {
@@ -19,6 +19,7 @@ const initArgs = {
   "setup-token": {
     type: "string",
     valueHint: "value|env:VAR",
+    required: true,
     description:
       "The one-time setup token from the signer's first start-up log, or env:VAR (required)",
   },
@@ -41,6 +42,12 @@ export const initCommand = defineCommand({
   meta: {
     name: "init",
     description: "Initialize the signer: split the master key to the operators",
+    examples: [
+      'sigil operator init --setup-token env:SIGIL_SETUP_TOKEN --share-wrap "$OP1,$OP2,$OP3" --threshold 2',
+    ],
+    notes: [
+      "Each --share-wrap entry is awskms:ARN or age:RECIPIENT (age1…, never the AGE-SECRET-KEY). docs/ceremony.md is the runbook.",
+    ],
   },
   args: initArgs,
   async run({ rawArgs }) {
@@ -71,6 +78,7 @@ const registerArgs = {
   "registration-token": {
     type: "string",
     valueHint: "value|env:VAR",
+    required: true,
     description:
       "Your one-time registration token from init or rotate quorum, or env:VAR (required)",
   },
@@ -82,6 +90,7 @@ export const registerCommand = defineCommand({
   meta: {
     name: "register",
     description: "Trade your registration token for your operator credential",
+    examples: ["sigil operator register --registration-token env:SIGIL_REGISTRATION_TOKEN"],
   },
   args: registerArgs,
   async run({ rawArgs }) {
@@ -111,7 +120,11 @@ export const registerCommand = defineCommand({
 const sealArgs = { ...tokenArgs, ...connectionArgs } as const;
 
 export const sealCommand = defineCommand({
-  meta: { name: "seal", description: "Seal the signer now: wipes the master key; signing stops" },
+  meta: {
+    name: "seal",
+    description: "Seal the signer now: wipes the master key; signing stops",
+    examples: ["sigil operator seal --token env:SIGIL_MANAGEMENT_TOKEN"],
+  },
   args: sealArgs,
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, sealArgs);
@@ -126,6 +139,10 @@ export const statusCommand = defineCommand({
   meta: {
     name: "status",
     description: "Show the seal state, the operators and any quorum in progress",
+    examples: [
+      "sigil operator status",
+      "sigil operator status --signer-url https://signer.internal:9000 --ca-cert /etc/sigil/ca.pem --json",
+    ],
   },
   args: statusArgs,
   async run({ rawArgs }) {

@@ -1,17 +1,17 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import type { ArgsDef } from "citty";
 import { resolveSecret } from "../../config/validate";
+import type { FlagDefs } from "../command";
 import { EXIT_USAGE, fail } from "../exit";
 
 export type FlagValues = Readonly<Record<string, string | boolean | undefined>>;
 
 /**
- * Strict parsing of an operator command's flags: citty ignores unknown flags, and a mistyped
+ * Strict parsing of an operator command's flags (src/cli/run.ts checks the names first): a mistyped
  * `--ttl_seconds` or `--polices` must not become a silently different request. Exits 2 on an
  * unknown flag, a missing value or a positional argument.
  */
-export function parseFlags(rawArgs: readonly string[], defs: ArgsDef): FlagValues {
+export function parseFlags(rawArgs: readonly string[], defs: FlagDefs): FlagValues {
   const options: Record<string, { type: "string" | "boolean" }> = {};
   for (const [name, def] of Object.entries(defs)) {
     options[name] = { type: def.type === "boolean" ? "boolean" : "string" };

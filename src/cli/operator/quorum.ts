@@ -1,8 +1,8 @@
-import { defineCommand } from "citty";
 import { parseAgeIdentityFile } from "../../seal/wrap/age";
 import { kmsClientFor } from "../../seal/wrap/awskms";
 import { parseWrapSpec, unwrapShare } from "../../seal/wrap/index";
 import { WrapError } from "../../seal/wrap/types";
+import { defineCommand } from "../command";
 import { EXIT_FAILURE, EXIT_USAGE, fail } from "../exit";
 import {
   call,
@@ -152,7 +152,14 @@ async function confirmRotation(client: SignerClient, values: FlagValues): Promis
 const shareArgs = { ...credentialArgs, ...connectionArgs, ...jsonArgs } as const;
 
 export const unsealCommand = defineCommand({
-  meta: { name: "unseal", description: "Submit your unseal share (unwrapped locally)" },
+  meta: {
+    name: "unseal",
+    description: "Submit your unseal share (unwrapped locally)",
+    examples: [
+      "sigil operator unseal --credential env:SIGIL_OPERATOR_CREDENTIAL --identity ~/.sigil/operator.age",
+      "AWS_PROFILE=alice-ops sigil operator unseal --credential env:SIGIL_OPERATOR_CREDENTIAL",
+    ],
+  },
   args: shareArgs,
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, shareArgs);
@@ -172,6 +179,9 @@ export const generateRootTokenCommand = defineCommand({
     name: "generate-root-token",
     description:
       "Submit your share towards a new management token (quorum; the operator completing it receives the token)",
+    examples: [
+      "sigil operator generate-root-token --credential env:SIGIL_OPERATOR_CREDENTIAL --identity ~/.sigil/operator.age",
+    ],
   },
   args: shareArgs,
   async run({ rawArgs }) {
@@ -218,6 +228,14 @@ const rotateQuorumCommand = defineCommand({
     name: "quorum",
     description:
       "Re-split the master key to new operators: start with --token (management), then current operators submit shares with --credential",
+    examples: [
+      'sigil operator rotate quorum --token env:SIGIL_MANAGEMENT_TOKEN --share-wrap "$OP1,$OP2,$OP4" --threshold 2',
+      "sigil operator rotate quorum --credential env:SIGIL_OPERATOR_CREDENTIAL --identity ~/.sigil/operator.age",
+      "sigil operator rotate quorum --token env:SIGIL_MANAGEMENT_TOKEN --cancel",
+    ],
+    notes: [
+      "Submitting shows the rotation (the new wrapping keys and threshold) and asks before sending your share; --yes skips the question. docs/ceremony.md explains what to check.",
+    ],
   },
   args: rotateArgs,
   async run({ rawArgs }) {
@@ -260,7 +278,13 @@ const rotateQuorumCommand = defineCommand({
 });
 
 export const rotateCommand = defineCommand({
-  meta: { name: "rotate", description: "Rotation commands" },
+  meta: {
+    name: "rotate",
+    description: "Rotation commands",
+    examples: [
+      'sigil operator rotate quorum --token env:SIGIL_MANAGEMENT_TOKEN --share-wrap "$OP1,$OP2,$OP4" --threshold 2',
+    ],
+  },
   subCommands: { quorum: rotateQuorumCommand },
 });
 
