@@ -13,10 +13,11 @@
  *      root; a database recording another one is refused, and one recording none (made by an
  *      earlier sigil and never used) is bound only by `initialize`.
  */
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { Logger } from "../observability/log";
 import { type PostgresSettings, poolOptions } from "../storage/postgres/settings";
+import { SqliteFileError, sqliteFileProblem } from "../storage/sqlite/file-problem";
 import { bytesEqual, bytesToHex } from "./encoding";
 import { SlashingDatabaseError, type SlashingStore } from "./store";
 
@@ -73,15 +74,35 @@ type Opener = (settings: SlashingSettings, options: BackendOptions) => Promise<S
 
 const BACKENDS: Readonly<Record<SlashingBackend, Opener>> = {
   async sqlite(settings, { logger, sqliteCheckpoints, access, create }) {
-    // Only a database about to be created gets its directory (owner-only).
-    if (create) mkdirSync(dirname(settings.path), { recursive: true, mode: 0o700 });
-    const { openSqliteStore } = await import("./backends/sqlite/store");
-    return openSqliteStore(settings.path, {
-      create,
-      access,
-      checkpoints: sqliteCheckpoints,
-      logger,
-    });
+    const { path } = settings;
+    // SQLite would call a directory "not a database (disk I/O error)", after the lock file was made.
+    const fileOptions = { access, createDirectory: create } as const;
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new SqliteFileError(path, sqliteFileProblem(path, fileOptions) ?? "a directory");
+    }
+    try {
+      // Only a database about to be created gets its directory (owner-only).
+      if (create) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      const { openSqliteStore } = await import("./backends/sqlite/store");
+      return await openSqliteStore(path, {
+        create,
+        access,
+        checkpoints: sqliteCheckpoints,
+        logger,
+      });
+    } catch (error) {
+      // The checks' own refusals stand; a failure to open the files gets its reason.
+      if (error instanceof SlashingDatabaseError) {
+        const dir = dirname(resolve(path));
+        if (error.problem !== "missing" || existsSync(dir)) throw error;
+        throw new SlashingDatabaseError(
+          "missing",
+          `${error.message} Its directory ${dir} does not exist either: is antislashing.path right?`,
+        );
+      }
+      const problem = sqliteFileProblem(path, fileOptions);
+      throw problem === undefined ? error : new SqliteFileError(path, problem, error);
+    }
   },
   async postgres(settings, { logger, create }) {
     const { openPostgresStore } = await import("./backends/postgres/store");

@@ -15,6 +15,7 @@ import { resolveSecret } from "../config/validate";
 import type { Logger } from "../observability/log";
 import type { SealService } from "../seal/service";
 import { openSignerStateBackend, type SignerStateSettings } from "../state/registry";
+import { namingOption } from "./database-file";
 import { wireSeal } from "./seal";
 
 export interface AuthWiring {
@@ -77,7 +78,9 @@ async function wireStateful(
   logger: Logger,
 ): Promise<AuthWiring> {
   const log = logger.child("auth");
-  const store = await openSignerStateBackend(state, logger);
+  const store = await openSignerStateBackend(state, logger).catch((error: unknown) => {
+    throw namingOption(error, "signer_state database", "signer_state.path");
+  });
   const admin = new AuthAdminService(store);
   let seal: SealService;
   try {

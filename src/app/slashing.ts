@@ -7,6 +7,7 @@ import type { CheckResult } from "../observability/health";
 import type { Logger } from "../observability/log";
 import type { NetworkConstants } from "../signing/network";
 import { configuredNetworkOf } from "../signing/spec-config";
+import { namingOption } from "./database-file";
 
 export interface SlashingOpenOptions {
   /** "write": serve, import, migrate. "read": export, dry runs (antislashing/registry.ts). */
@@ -33,21 +34,26 @@ export function configuredNetwork(config: Config): NetworkConstants {
 /**
  * Opens the configured slashing protection database through the checks of
  * antislashing/registry.ts (it exists, it is the file last written, it belongs to the configured
- * network); rejects with SlashingDatabaseError when one fails.
+ * network); rejects with SlashingDatabaseError when one fails, and with DatabaseFileError (naming
+ * antislashing.path and why) when the sqlite files cannot be opened.
  */
-export function openSlashingStore(
+export async function openSlashingStore(
   config: Config,
   logger: Logger,
   options: SlashingOpenOptions,
 ): Promise<OpenedDatabase> {
   const network = configuredNetwork(config);
-  return openSlashingDatabase(config.antislashing, {
-    logger,
-    access: options.access,
-    initialize: options.initialize,
-    sqliteCheckpoints: options.sqliteCheckpoints,
-    chain: { network: network.name, genesisValidatorsRoot: network.genesisValidatorsRoot },
-  });
+  try {
+    return await openSlashingDatabase(config.antislashing, {
+      logger,
+      access: options.access,
+      initialize: options.initialize,
+      sqliteCheckpoints: options.sqliteCheckpoints,
+      chain: { network: network.name, genesisValidatorsRoot: network.genesisValidatorsRoot },
+    });
+  } catch (error) {
+    throw namingOption(error, "slashing protection database", "antislashing.path");
+  }
 }
 
 /**

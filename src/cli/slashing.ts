@@ -1,4 +1,4 @@
-import { renameSync, rmSync } from "node:fs";
+import { renameSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { bytesToHex } from "../antislashing/encoding";
 import { readInterchange, writeInterchange } from "../antislashing/interchange";
@@ -10,6 +10,7 @@ import {
   SlashingImportError,
   type SlashingStore,
 } from "../antislashing/store";
+import { DatabaseFileError } from "../app/database-file";
 import { configuredNetwork, openSlashingStore } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
@@ -55,6 +56,8 @@ export function failToOpen(error: unknown, configPath: string | undefined, orFla
           : "";
     fail(`${error.message}${hint}`, error.problem === "in_use" ? EXIT_FAILURE : EXIT_USAGE);
   }
+  // Names the file, antislashing.path and the reason already.
+  if (error instanceof DatabaseFileError) fail(error.message);
   fail(
     `cannot open the slashing protection database: ${error instanceof Error ? error.message : String(error)}`,
   );
@@ -211,6 +214,15 @@ const exportCommand = defineCommand({
         }
         if (file === "-") {
           const counts = await writeInterchange(source, (c) => void process.stdout.write(c));
+          return { counts, location: store.location };
+        }
+        // A device or a pipe (/dev/stdout, a FIFO) is written as it is: renaming a file over it
+        // would replace it (as root, /dev/null with a regular file).
+        const existing = statSync(file, { throwIfNoEntry: false });
+        if (existing && !existing.isFile() && !existing.isDirectory()) {
+          const writer = Bun.file(file).writer();
+          const counts = await writeInterchange(source, (chunk) => void writer.write(chunk));
+          await writer.end();
           return { counts, location: store.location };
         }
         // Written beside the target and renamed, so a failed export never leaves a truncated file.

@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "../observability/log";
 import { type PostgresSettings, poolOptions } from "../storage/postgres/settings";
+import { SqliteFileError, sqliteFileProblem } from "../storage/sqlite/file-problem";
 import type { SignerStateStore } from "./store";
 
 export type SignerStateBackend = SignerStateStore["backend"];
@@ -25,10 +26,16 @@ type Opener = (settings: SignerStateSettings, logger: Logger) => Promise<SignerS
 const BACKENDS: Readonly<Record<SignerStateBackend, Opener>> = {
   async sqlite(settings) {
     const path = settings.path ?? "./signer_state.sqlite";
-    // The database directory is created (owner-only) so that a fresh install just works.
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    const { openSqliteState } = await import("./sqlite");
-    return openSqliteState(path);
+    try {
+      // The database directory is created (owner-only) so that a fresh install just works.
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      const { openSqliteState } = await import("./sqlite");
+      return await openSqliteState(path);
+    } catch (error) {
+      // SQLite says only "unable to open database file": find out why.
+      const problem = sqliteFileProblem(path, { access: "write", createDirectory: true });
+      throw problem === undefined ? error : new SqliteFileError(path, problem, error);
+    }
   },
   async postgres(settings, logger) {
     const { openPostgresState } = await import("./postgres");

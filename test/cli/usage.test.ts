@@ -2,8 +2,9 @@
 // as printed, usage errors that exit 2 with one line, and no terminal colour in a pipe.
 // (src/cli/help.test.ts checks every page's usage line, examples and flags in-process.)
 import { afterAll, describe, expect, test } from "bun:test";
+import { statSync } from "node:fs";
 import { join } from "node:path";
-import { runSigil, TempDir } from "../support/cli";
+import { runSigil, runSigilAsync, TempDir } from "../support/cli";
 
 const dir = new TempDir();
 afterAll(() => dir.remove());
@@ -68,6 +69,18 @@ describe("usage lines run as printed", () => {
       `imported 0 validators (0 blocks, 0 attestations) from ${out} into ${join(dir.path, "slashing.sqlite")}\n`,
     );
   });
+});
+
+test("slashing export to a pipe or device writes into it and leaves it one", async () => {
+  // Renaming a finished file over /dev/null (as root) replaced the device with a regular file.
+  const fifo = join(dir.path, "export.fifo");
+  expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  const exporting = runSigilAsync(["slashing", "export", "-c", config, "--file", fifo]);
+  const text = await Bun.file(fifo).text();
+  const result = await exporting;
+  expect(result.code).toBe(0);
+  expect(JSON.parse(text).metadata.interchange_format_version).toBe("5");
+  expect(statSync(fifo).isFIFO()).toBe(true);
 });
 
 describe("usage errors exit 2 with one line and nothing on standard output", () => {

@@ -1,0 +1,139 @@
+// A database file sigil cannot open is named with its option and the reason, where SQLite says
+// only "unable to open database file": the slashing protection database (antislashing.path)
+// and signer_state (signer_state.path); a directory in its place, a missing directory, and
+// files or a directory the user sigil runs as cannot write.
+import { afterAll, describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type CliResult, cleanEnv, runSigil, sigilCommand, TempDir } from "../support/cli";
+import { captureProcessOutput } from "../support/log-capture";
+
+const dir = new TempDir();
+afterAll(() => dir.remove());
+
+const LISTEN = "server: {listen_address: 127.0.0.1, listen_port: 0}\n";
+
+function config(name: string, body: string): string {
+  return dir.file(name, `${LISTEN}${body}`);
+}
+
+const lastLine = (result: CliResult) => result.stderr.trim().split("\n").at(-1);
+
+describe("the file or its directory", () => {
+  test("antislashing.path is a directory: named, and no lock file made beside it", () => {
+    const path = join(dir.path, "slashing-dir");
+    mkdirSync(path);
+    const result = runSigil([
+      "slashing",
+      "init",
+      "-c",
+      config("dir.yaml", `antislashing: {backend: sqlite, path: "${path}"}\n`),
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `sigil: cannot open the slashing protection database ${path} (antislashing.path): it is a directory, not a database file\n`,
+    );
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  test("a missing directory: serve says so beside the missing database (exit 2)", () => {
+    const path = join(dir.path, "no-such-dir", "slashing.sqlite");
+    const result = runSigil([
+      "serve",
+      "-c",
+      config("missing.yaml", `antislashing: {backend: sqlite, path: "${path}"}\n`),
+    ]);
+    expect(result.code).toBe(2);
+    expect(lastLine(result)).toContain(
+      `Its directory ${join(dir.path, "no-such-dir")} does not exist either: is antislashing.path right?`,
+    );
+  });
+
+  test("signer_state.path is a directory: serve names it and signer_state.path", () => {
+    const path = join(dir.path, "state-dir");
+    mkdirSync(path);
+    const result = runSigil([
+      "serve",
+      "-c",
+      config(
+        "state-dir.yaml",
+        `antislashing: {backend: noop}\nsigner_state: {backend: sqlite, path: "${path}"}\n`,
+      ),
+    ]);
+    expect(result.code).toBe(1);
+    expect(lastLine(result)).toBe(
+      `sigil: cannot start: cannot open the signer_state database ${path} (signer_state.path): it is a directory, not a database file`,
+    );
+  });
+});
+
+/**
+ * Permissions need a user the files are not open to: the tests' own when they do not run as
+ * root, else uid 65534 (nobody) through setpriv.
+ */
+const asRoot = process.getuid?.() === 0;
+const setpriv = Bun.which("setpriv");
+const OTHER_UID = asRoot ? 65534 : (process.getuid?.() ?? -1);
+
+function runAsOther(args: string[]): CliResult {
+  const prefix = asRoot
+    ? [setpriv ?? "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    : [];
+  const result = Bun.spawnSync([...prefix, ...sigilCommand(args)], {
+    env: cleanEnv({ HOME: dir.path }),
+    cwd: dir.path,
+  });
+  const output = {
+    code: result.exitCode ?? -1,
+    stdout: result.stdout.toString(),
+    stderr: result.stderr.toString(),
+  };
+  captureProcessOutput(result.pid, output);
+  return output;
+}
+
+describe("permissions", () => {
+  test("the tests can run sigil as a user the files are not open to", () => {
+    // As root, without setpriv (util-linux), the tests below could not show anything.
+    expect(asRoot && setpriv === null).toBe(false);
+  });
+
+  test("a directory sigil cannot write: the directory, its owner and mode, and why it matters", () => {
+    const locked = join(dir.path, "locked");
+    mkdirSync(locked);
+    chmodSync(dir.path, 0o755);
+    chmodSync(locked, 0o755);
+    if (!asRoot) chmodSync(locked, 0o555);
+    const path = join(locked, "slashing.sqlite");
+    const file = config("locked.yaml", `antislashing: {backend: sqlite, path: "${path}"}\n`);
+    chmodSync(file, 0o644);
+    const result = runAsOther(["slashing", "init", "-c", file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^sigil: cannot open the slashing protection database ${path} \\(antislashing\\.path\\): permission denied: uid ${OTHER_UID} cannot write ${locked} \\(owner uid \\d+, mode 0[57]55\\), and SQLite and sigil create slashing\\.sqlite-wal, slashing\\.sqlite-shm and slashing\\.sqlite\\.lock there\\n$`,
+      ),
+    );
+  });
+
+  test("a signer_state file sigil cannot write: the file, its owner and mode", () => {
+    const shared = join(dir.path, "shared");
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    const path = join(shared, "state.sqlite");
+    writeFileSync(path, "");
+    chmodSync(path, asRoot ? 0o644 : 0o444);
+    const file = config(
+      "state-perm.yaml",
+      `antislashing: {backend: noop}\nsigner_state: {backend: sqlite, path: "${path}"}\n`,
+    );
+    chmodSync(file, 0o644);
+    const result = runAsOther(["serve", "-c", file]);
+    expect(result.code).toBe(1);
+    expect(lastLine(result)).toMatch(
+      new RegExp(
+        `^sigil: cannot start: cannot open the signer_state database ${path} \\(signer_state\\.path\\): permission denied: uid ${OTHER_UID} cannot read and write ${path} \\(owner uid \\d+, mode 0[46]44\\)$`,
+      ),
+    );
+  });
+});
