@@ -23,7 +23,7 @@ import { loadServerTls, type ServerTls } from "../http/tls";
 import { KeyInventory } from "../keys/inventory";
 import { KeyStore } from "../keys/key-store";
 import { hostAllowlist } from "../net/host";
-import { HealthRegistry } from "../observability/health";
+import { type CheckResult, HealthRegistry } from "../observability/health";
 import type { Logger } from "../observability/log";
 import { createTracer, type Tracer } from "../observability/tracing";
 import { CanaryMonitor } from "../signing/canary";
@@ -213,12 +213,14 @@ async function startWithStore(
     log.warn("no keys loaded: every sign request will get 404 unknown_pubkey");
   const cloudKvRoutes = cloudKv?.start(keySources.service);
   health.register("keys", () => keySources.health());
-  // A sealed signer is alive (/upcheck) but not ready: it cannot sign until operators unseal it.
+  // A sealed signer is alive (/upcheck) but not ready: it cannot sign until operators unseal it
+  // (or, before that, initialize it: the state read here says which, and the gate words it so).
   if (seal) {
-    health.register("seal", () => ({
-      status: seal.isUnsealed() ? "UP" : "DOWN",
-      data: { state: seal.isUnsealed() ? "unsealed" : "sealed" },
-    }));
+    health.register("seal", async (): Promise<CheckResult> => {
+      const { state } = await seal.status();
+      if (seal.isUnsealed()) return { status: "UP", data: { state: "unsealed" } };
+      return { status: "DOWN", data: { state, message: seal.closedReason() } };
+    });
   }
   health.register("slashing_protection", () => slashingHealth(store, writes));
 
@@ -281,6 +283,7 @@ async function startWithStore(
     routes,
     authenticate,
     isUnsealed,
+    ...(seal && { sealedMessage: () => seal.closedReason() }),
     maxBodyBytes: config.server.max_request_body_bytes,
     logger: logger.child("http"),
   });

@@ -23,6 +23,8 @@ export interface HttpAppOptions {
   authenticate: Authenticate;
   /** False while the signer is sealed: only routes served while sealed answer. */
   isUnsealed?: () => boolean;
+  /** What the others answer then (503 `sealed`): not initialized yet, or sealed. */
+  sealedMessage?: () => string;
   maxBodyBytes: number;
   /** Sees every typed error answered (metrics, audit logging of denials). */
   onSigilError?: (error: SigilError, request: Request) => void;
@@ -109,7 +111,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     async handle(request) {
       const found = table.find(request);
       if (!isUnsealed() && !found?.servedWhileSealed) {
-        return errorResponse("sealed", SEALED_MESSAGE);
+        return errorResponse("sealed", options.sealedMessage?.() ?? SEALED_MESSAGE);
       }
       const direct = found?.direct ? table.directParam(found, request) : undefined;
       if (!found || direct === undefined) return app.handle(request);

@@ -79,6 +79,12 @@ export class SealService {
   private readonly log: Logger;
   private listener: SealListener | undefined;
   private shareRejected: (operation: QuorumOperation) => void = () => {};
+  /**
+   * Whether signer_state held a seal record when last read (start-up, status, init, every
+   * operation): what a refused request is told. Another instance's init shows after the next
+   * read here (a health check reads it).
+   */
+  private initializedAsRead: boolean | undefined;
 
   constructor(private readonly options: SealServiceOptions) {
     this.now = options.now ?? Date.now;
@@ -100,6 +106,16 @@ export class SealService {
     return this.masterKey !== undefined;
   }
 
+  /**
+   * Why a request is refused while not unsealed, and what unblocks it: before init, init (no
+   * quorum can unseal a signer that has no shares yet); after it, a quorum's unseal.
+   */
+  closedReason(): string {
+    return this.initializedAsRead === false
+      ? "the signer is not initialized: run sigil operator init with the setup token from its start-up log, then a quorum of operators unseals it (docs/ceremony.md)"
+      : "the signer is sealed: a quorum of operators must unseal it (sigil operator unseal)";
+  }
+
   /** The master key while unsealed (for the cloud_kv key source), else undefined. */
   currentMasterKey(): Uint8Array | undefined {
     return this.masterKey;
@@ -110,7 +126,7 @@ export class SealService {
    * caller to log once (only its hash is stored); any earlier setup token stops working.
    */
   async issueSetupTokenIfUninitialized(): Promise<string | undefined> {
-    if (await this.options.store.getSeal()) return undefined;
+    if (await this.readRecord()) return undefined;
     const store = this.options.store;
     for (const old of (await store.listTokens()).filter((t) => t.kind === "setup"))
       await store.revokeToken(old.accessor);
@@ -175,7 +191,7 @@ export class SealService {
       command.threshold ?? this.options.defaults.threshold,
       "key_sources.cloud_kv.kms_key_arns",
     );
-    if (await this.options.store.getSeal()) throw alreadyInitialized();
+    if (await this.readRecord()) throw alreadyInitialized();
     const setupHash = hashToken(setupToken);
     if ((await this.options.store.findToken(setupHash))?.kind !== "setup") throw badSetupToken();
     const masterKey = newMasterKey();
@@ -189,8 +205,10 @@ export class SealService {
       // Spent only now: a KMS failure above leaves the setup token usable for another try.
       if ((await this.options.store.consumeToken(setupHash))?.kind !== "setup")
         throw badSetupToken();
-      if (!(await this.options.store.putSeal(encodeSealRecord(record), undefined)))
-        throw alreadyInitialized();
+      const stored = await this.options.store.putSeal(encodeSealRecord(record), undefined);
+      // Either way a seal record exists now: this one, or another instance's.
+      this.initializedAsRead = true;
+      if (!stored) throw alreadyInitialized();
       this.log.info("initialized: signer is sealed until a quorum of operators unseals it", {
         seal_id: record.sealId,
         threshold: record.threshold,
@@ -433,6 +451,7 @@ export class SealService {
 
   private async readRecord(): Promise<SealRecord | undefined> {
     const slot = await this.options.store.getSeal();
+    this.initializedAsRead = Boolean(slot);
     return slot ? decodeSealRecord(slot.body) : undefined;
   }
 

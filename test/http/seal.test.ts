@@ -60,13 +60,22 @@ describe("seal lifecycle refusals (2-of-3, age)", () => {
   let management = "";
   const op = (i: number) => operators[i] as RegisteredOperator;
 
-  test("uninitialized: sealed for signing, status and health answer, unseal is 409", async () => {
+  test("uninitialized: signing and health say so and point at init, not unseal; unseal is 409", async () => {
     expect((await status()).state).toBe("uninitialized");
     const refused = await sign();
     expect(refused.status).toBe(503);
-    expect(((await refused.json()) as { code: string }).code).toBe("sealed");
+    const notInitialized =
+      "the signer is not initialized: run sigil operator init with the setup token from its start-up log, then a quorum of operators unseals it (docs/ceremony.md)";
+    expect(await refused.json()).toEqual({ code: "sealed", message: notInitialized });
     expect((await fetch(`${url}/upcheck`)).status).toBe(200);
-    expect((await fetch(`${url}/healthcheck`)).status).toBe(503);
+    const health = await fetch(`${url}/healthcheck`);
+    expect(health.status).toBe(503);
+    const checks = ((await health.json()) as { checks: { id: string }[] }).checks;
+    expect(checks.find((c) => c.id === "seal")).toEqual({
+      id: "seal",
+      status: "DOWN",
+      data: { state: "uninitialized", message: notInitialized },
+    });
     const unseal = await sys(url, "POST", "unseal", { share: randomShare() }, "sgo_nobody");
     expect(unseal.status).toBe(409);
     expect(unseal.body.code).toBe("not_initialized");
@@ -96,6 +105,11 @@ describe("seal lifecycle refusals (2-of-3, age)", () => {
     expect((await status()).state).toBe("uninitialized");
     operators = await initAndRegister(url, setup, keys, 2);
     expect(await status()).toMatchObject({ state: "sealed", threshold: 2 });
+    // Initialized: the refusal now asks for the quorum's unseal.
+    expect(await (await sign()).json()).toEqual({
+      code: "sealed",
+      message: "the signer is sealed: a quorum of operators must unseal it (sigil operator unseal)",
+    });
   });
 
   test("init twice and setup token replay are 409; registration token replay is 401", async () => {
