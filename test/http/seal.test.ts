@@ -70,7 +70,7 @@ describe("seal lifecycle refusals (2-of-3, age)", () => {
     expect((await fetch(`${url}/upcheck`)).status).toBe(200);
     const health = await fetch(`${url}/healthcheck`);
     expect(health.status).toBe(503);
-    const checks = ((await health.json()) as { checks: { id: string }[] }).checks;
+    const checks = ((await health.json()) as { checks: Record<string, unknown>[] }).checks;
     expect(checks.find((c) => c.id === "seal")).toEqual({
       id: "seal",
       status: "DOWN",
