@@ -1,3 +1,4 @@
+import type { SlashingStore } from "../antislashing/store";
 import type { BlsWorkerStats } from "../bls/pool";
 import type { Config } from "../config/schema";
 import { errorResponse } from "../http/errors";
@@ -32,6 +33,8 @@ export function wireMetrics(
     keys: KeyStore;
     logger: Logger;
     isUnsealed: () => boolean;
+    /** antislashing.backend as opened: noop protects nothing, and the gauge says so. */
+    slashingBackend: SlashingStore["backend"];
     /** The BLS worker pool's per-worker figures; empty when signing on the main thread. */
     blsWorkers: () => readonly BlsWorkerStats[];
     /** Stateful mode: its refused seal shares are counted. */
@@ -53,6 +56,14 @@ export function wireMetrics(
     "signer_seal_state",
     "1 when the signer is unsealed and can sign, 0 when sealed or uninitialized.",
     () => (deps.isUnsealed() ? 1 : 0),
+  );
+
+  // An alert on `== 0` catches a signer started with the noop backend (testing only).
+  metrics.labelledGauge(
+    "signer_slashing_protection_enabled",
+    "1 when a slashing protection database guards signing, 0 for the noop backend; by backend.",
+    "backend",
+    () => ({ [deps.slashingBackend]: deps.slashingBackend === "noop" ? 0 : 1 }),
   );
 
   // One series per worker thread: a worker whose queue grows while the others idle points at

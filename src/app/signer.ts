@@ -39,6 +39,7 @@ import { wireMetrics } from "./metrics";
 import {
   configuredNetwork,
   futureBound,
+  NOOP_WARNING,
   openSlashingStore,
   schedulePruning,
   slashingHealth,
@@ -76,11 +77,7 @@ export async function startSigner(
   const log = logger.child("app");
   // Files named by the configuration are checked before anything starts, like the rest of it.
   const tls = serverTls(config);
-  if (config.antislashing.backend === "noop") {
-    log.warn(
-      "antislashing.backend is noop: NOTHING protects these keys from double votes or surround votes; testing only",
-    );
-  }
+  if (config.antislashing.backend === "noop") log.warn(NOOP_WARNING);
   const bls = await startBls(config, logger);
   let store: SlashingStore | undefined;
   let tracer: Tracer | undefined;
@@ -177,6 +174,7 @@ async function startWithStore(
     keys,
     logger,
     isUnsealed,
+    slashingBackend: store.backend,
     blsWorkers: running.workerStats,
     ...(seal && { seal }),
   });

@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import type { RunningSigner } from "../../src/app/signer";
 import { createNobleBackend } from "../../src/bls/noble";
 import { TempDir } from "../support/cli";
+import { scrapeMetrics } from "../support/metrics";
 import { bytesToHex, hexToBytes, oracleAttestationRoot } from "../support/oracle";
 import { startInProcessSigner } from "../support/signer";
 
@@ -238,5 +239,22 @@ describe("GET /api/v1/eth2/publicKeys and /healthcheck", () => {
     const keys = report.checks.find((check) => check.id === "keys");
     expect(keys?.status).toBe("UP");
     expect(keys?.data).toEqual({ filesystem_loaded: 4, filesystem_failed: 0 });
+  });
+
+  test("the noop backend shows in the health check and a gauge: nothing is protected", async () => {
+    const report = (await (await fetch(`${base}/healthcheck`)).json()) as {
+      checks: Record<string, unknown>[];
+    };
+    expect(report.checks.find((check) => check.id === "slashing_protection")).toEqual({
+      id: "slashing_protection",
+      status: "UP",
+      data: {
+        backend: "noop",
+        warning:
+          "antislashing.backend is noop: NOTHING protects these keys from double votes or surround votes; testing only",
+      },
+    });
+    const metrics = await scrapeMetrics(signer.metricsUrl);
+    expect(metrics.get('signer_slashing_protection_enabled{backend="noop"}')).toBe(0);
   });
 });
