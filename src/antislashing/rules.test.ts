@@ -9,6 +9,7 @@ import {
   decideBlock,
   decideBlockMinimal,
   genesisMismatch,
+  lowWatermarkSource,
   mergeImportedAttestations,
   mergeImportedBlocks,
   raisedAttestationWatermark,
@@ -172,6 +173,66 @@ describe("complete strategy: attestations", () => {
     expect(
       reason(decideAttestation({ ...noTarget, surroundedByNew: null }, newVote(2, 6, R(1)))),
     ).toBe("surrounded_vote");
+  });
+});
+
+describe("refusal wording: a record, a floor, or a minimal watermark", () => {
+  const detail = (decision: Decision) => (decision.outcome === "refused" ? decision.detail : "");
+
+  test("complete: the lowest record is 'recorded', a floor is a floor and never 'recorded'", () => {
+    const byRecord = detail(decideBlock({ sameSlot: null, minSlot: 10n }, newBlock(5, R(1))));
+    expect(byRecord).toBe("slot 5 is at or below the lowest recorded block slot 10");
+    const byFloor = detail(
+      decideBlock({ sameSlot: null, minSlot: 10n, minSlotFrom: "floor" }, newBlock(5, R(1))),
+    );
+    expect(byFloor).toStartWith("slot 5 is at or below the validator's block slot floor 10 (");
+    expect(byFloor).not.toContain("recorded");
+    const floors: AttestationHistory = {
+      ...noVotes,
+      minSource: 5n,
+      minTarget: 10n,
+      minSourceFrom: "floor",
+      minTargetFrom: "floor",
+    };
+    expect(detail(decideAttestation(floors, newVote(4, 11, R(1))))).toStartWith(
+      "source epoch 4 is below the validator's source epoch floor 5 (",
+    );
+    expect(detail(decideAttestation(floors, newVote(6, 9, R(1))))).toStartWith(
+      "target epoch 9 is at or below the validator's target epoch floor 10 (",
+    );
+  });
+
+  test("which one a store's watermark is: the floor, unless a record sits at it", () => {
+    expect(lowWatermarkSource(10n, null, 10n)).toBe("floor");
+    expect(lowWatermarkSource(10n, 4n, 10n)).toBe("floor");
+    // sqlite hands the floor even below the lowest record: still the floor that refused.
+    expect(lowWatermarkSource(3n, 4n, 3n)).toBe("floor");
+    // Pruning leaves a record at its floor; postgres's greatest() picks the record above a floor.
+    expect(lowWatermarkSource(10n, 10n, 10n)).toBe("record");
+    expect(lowWatermarkSource(12n, 12n, 10n)).toBe("record");
+    expect(lowWatermarkSource(12n, 12n, null)).toBe("record");
+  });
+
+  test("minimal: watermarks fold imports in, so never 'the highest signed'", () => {
+    const blockMark: BlockWatermark = { maxSlot: 10n, signingRoot: null };
+    const voteMark: AttestationWatermark = { maxSource: 5n, maxTarget: 10n, targetRoot: null };
+    expect(detail(decideBlockMinimal(blockMark, newBlock(9, R(1))))).toBe(
+      "slot 9 is below the highest block slot signed or imported, 10 (minimal strategy: only slots above it can be signed)",
+    );
+    expect(detail(decideBlockMinimal(blockMark, newBlock(10, R(1))))).toBe(
+      "slot 10 is the highest block slot signed or imported, whose root is unknown (minimal strategy: only slots above it can be signed)",
+    );
+    expect(detail(decideAttestationMinimal(voteMark, newVote(5, 9, R(1))))).toBe(
+      "target epoch 9 is below the highest target epoch signed or imported, 10 (minimal strategy)",
+    );
+    expect(detail(decideAttestationMinimal(voteMark, newVote(4, 11, R(1))))).toBe(
+      "source epoch 4 is below the highest source epoch signed or imported, 5 (minimal strategy)",
+    );
+    for (const d of [
+      decideBlockMinimal(blockMark, newBlock(9, R(1))),
+      decideAttestationMinimal(voteMark, newVote(5, 10, R(1))),
+    ])
+      expect(detail(d)).not.toContain("highest signed");
   });
 });
 

@@ -118,12 +118,21 @@ export interface StoredAttestation {
   readonly signingRoot: Uint8Array | null;
 }
 
+/**
+ * What a low watermark is: the lowest record, or the validator's floor (an imported low watermark,
+ * Web3Signer's say, or one pruning set) where that is above every record. Refusals name which, so
+ * that an operator looking for a record at that slot is not sent looking for one that never was.
+ */
+export type LowWatermarkSource = "record" | "floor";
+
 /** The facts about one validator's blocks that the complete-strategy block rule needs. */
 export interface BlockHistory {
   /** A record at the new slot; when several, a non-matching one if any. */
   readonly sameSlot: StoredBlock | null;
   /** Lowest recorded slot, null when the validator has no block records. */
   readonly minSlot: bigint | null;
+  /** What minSlot is; "record" when not given. */
+  readonly minSlotFrom?: LowWatermarkSource;
 }
 
 /** The facts about one validator's attestations that the complete-strategy attestation rule needs. */
@@ -138,6 +147,28 @@ export interface AttestationHistory {
   readonly minSource: bigint | null;
   /** Lowest recorded target epoch, null when none. */
   readonly minTarget: bigint | null;
+  /** What minSource and minTarget are; "record" when not given. */
+  readonly minSourceFrom?: LowWatermarkSource;
+  readonly minTargetFrom?: LowWatermarkSource;
+}
+
+/**
+ * Which of the two a complete store's low watermark `value` is: the floor when it is the floor,
+ * unless the lowest record is at the floor too (as pruning leaves it), which reads as the record.
+ */
+export function lowWatermarkSource(
+  value: bigint | null,
+  lowestRecord: bigint | null,
+  floor: bigint | null,
+): LowWatermarkSource {
+  return floor !== null && value === floor && lowestRecord !== floor ? "floor" : "record";
+}
+
+/** "the lowest recorded block slot 7", "the block slot floor 7 (…)". */
+function describeLow(what: string, value: bigint, from: LowWatermarkSource | undefined): string {
+  return from === "floor"
+    ? `the validator's ${what} floor ${value} (a low watermark from an imported interchange or from pruning: nothing at or below it is signed)`
+    : `the lowest recorded ${what} ${value}`;
 }
 
 /** The message being decided: what BlockProposal/AttestationVote carry minus the pubkey. */
@@ -212,7 +243,7 @@ export function decideBlock(history: BlockHistory, block: NewBlock): Decision {
   if (history.minSlot !== null && block.slot <= history.minSlot) {
     return refused(
       "block_slot_below_low_watermark",
-      `slot ${block.slot} is at or below the lowest recorded block slot ${history.minSlot}`,
+      `slot ${block.slot} is at or below ${describeLow("block slot", history.minSlot, history.minSlotFrom)}`,
     );
   }
   return NEW;
@@ -255,13 +286,13 @@ export function decideAttestation(history: AttestationHistory, vote: NewAttestat
   if (history.minSource !== null && s < history.minSource) {
     return refused(
       "attestation_source_below_low_watermark",
-      `source epoch ${s} is below the lowest recorded source epoch ${history.minSource}`,
+      `source epoch ${s} is below ${describeLow("source epoch", history.minSource, history.minSourceFrom)}`,
     );
   }
   if (history.minTarget !== null && t <= history.minTarget) {
     return refused(
       "attestation_target_below_low_watermark",
-      `target epoch ${t} is at or below the lowest recorded target epoch ${history.minTarget}`,
+      `target epoch ${t} is at or below ${describeLow("target epoch", history.minTarget, history.minTargetFrom)}`,
     );
   }
   return NEW;
@@ -275,12 +306,14 @@ export function decideBlockMinimal(watermark: BlockWatermark | null, block: NewB
     if (rootMatches(watermark.signingRoot, block.signingRoot)) return SAME_DATA;
     return refused(
       "double_block_proposal",
-      `already signed a block at slot ${block.slot} (${watermark.signingRoot === null ? "root unknown" : `signing root ${bytesToHex(watermark.signingRoot)}`})`,
+      watermark.signingRoot === null
+        ? `slot ${block.slot} is the highest block slot signed or imported, whose root is unknown (minimal strategy: only slots above it can be signed)`
+        : `already signed a block at slot ${block.slot} (signing root ${bytesToHex(watermark.signingRoot)})`,
     );
   }
   return refused(
     "block_slot_below_low_watermark",
-    `slot ${block.slot} is below the highest signed slot ${watermark.maxSlot} (minimal strategy: only slots above it can be signed)`,
+    `slot ${block.slot} is below the highest block slot signed or imported, ${watermark.maxSlot} (minimal strategy: only slots above it can be signed)`,
   );
 }
 
@@ -295,19 +328,21 @@ export function decideAttestationMinimal(
     if (rootMatches(watermark.targetRoot, vote.signingRoot)) return SAME_DATA;
     return refused(
       "double_vote",
-      `already signed an attestation for target epoch ${t} (${watermark.targetRoot === null ? "root unknown" : `signing root ${bytesToHex(watermark.targetRoot)}`})`,
+      watermark.targetRoot === null
+        ? `target epoch ${t} is the highest target epoch signed or imported, whose root is unknown (minimal strategy: only targets above it can be signed)`
+        : `already signed an attestation for target epoch ${t} (signing root ${bytesToHex(watermark.targetRoot)})`,
     );
   }
   if (t < watermark.maxTarget) {
     return refused(
       "attestation_target_below_low_watermark",
-      `target epoch ${t} is below the highest signed target epoch ${watermark.maxTarget} (minimal strategy)`,
+      `target epoch ${t} is below the highest target epoch signed or imported, ${watermark.maxTarget} (minimal strategy)`,
     );
   }
   if (s < watermark.maxSource) {
     return refused(
       "attestation_source_below_low_watermark",
-      `source epoch ${s} is below the highest signed source epoch ${watermark.maxSource} (minimal strategy)`,
+      `source epoch ${s} is below the highest source epoch signed or imported, ${watermark.maxSource} (minimal strategy)`,
     );
   }
   return NEW;

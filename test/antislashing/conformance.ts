@@ -797,6 +797,66 @@ export function slashingConformanceSuite(
         expectOutcome(await store.checkAndInsertBlock(GVR_A, block(V2, 1, root("b", 1))), "new");
       });
 
+      test("a refusal the floor causes says floor (complete) or signed-or-imported (minimal)", async () => {
+        await store.importInterchange(
+          interchange(GVR_A, [{ pubkey: V1, blocks: [], attestations: [], floors: FLOORS }]),
+        );
+        const detail = (decision: Decision) => {
+          expect(decision.outcome).toBe("refused");
+          return decision.outcome === "refused" ? decision.detail : "";
+        };
+        const byFloor = [
+          detail(await store.checkAndInsertBlock(GVR_A, block(V1, 50, root("b", 50)))),
+          detail(await store.checkAndInsertAttestation(GVR_A, vote(V1, 9, 20, root("a", 9, 20)))),
+          detail(await store.checkAndInsertAttestation(GVR_A, vote(V1, 11, 13, root("a", 11, 13)))),
+        ];
+        // A record that refuses: V2 signed slot 200 and source 20 → target 30.
+        expectOutcome(
+          await store.checkAndInsertBlock(GVR_A, block(V2, 200, root("b", 200))),
+          "new",
+        );
+        expectOutcome(
+          await store.checkAndInsertAttestation(GVR_A, vote(V2, 20, 30, root("a", 20, 30))),
+          "new",
+        );
+        const byRecord = [
+          detail(await store.checkAndInsertBlock(GVR_A, block(V2, 150, root("b", 150)))),
+          detail(await store.checkAndInsertAttestation(GVR_A, vote(V2, 19, 25, root("a", 19, 25)))),
+        ];
+        if (complete) {
+          expect(byFloor).toEqual([
+            expect.stringMatching(/^slot 50 is at or below the validator's block slot floor 99 /),
+            expect.stringMatching(
+              /^source epoch 9 is below the validator's source epoch floor 10 /,
+            ),
+            expect.stringMatching(
+              /^target epoch 13 is at or below the validator's target epoch floor 14 /,
+            ),
+          ]);
+          for (const text of byFloor) expect(text).not.toContain("recorded");
+          expect(byRecord).toEqual([
+            "slot 150 is at or below the lowest recorded block slot 200",
+            "source epoch 19 is below the lowest recorded source epoch 20",
+          ]);
+        } else {
+          // Minimal: one watermark folds what was signed and what was imported.
+          expect(byFloor).toEqual([
+            expect.stringMatching(
+              /^slot 50 is below the highest block slot signed or imported, 99 /,
+            ),
+            expect.stringMatching(
+              /^source epoch 9 is below the highest source epoch signed or imported, 10 /,
+            ),
+            expect.stringMatching(
+              /^target epoch 13 is below the highest target epoch signed or imported, 14 /,
+            ),
+          ]);
+          expect(byRecord[0]).toStartWith(
+            "slot 150 is below the highest block slot signed or imported, 200",
+          );
+        }
+      });
+
       test("raise the watermark above older records; below a record above the floor, complete stores sign", async () => {
         await store.importInterchange(
           interchange(GVR_A, [

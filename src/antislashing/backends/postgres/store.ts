@@ -34,6 +34,7 @@ import {
   decideAttestation,
   decideBlock,
   genesisMismatch,
+  lowWatermarkSource,
   NEW,
   type NewAttestation,
   type NewBlock,
@@ -141,18 +142,42 @@ function worded(row: BlockRow | undefined, gvr: Uint8Array, decide: () => Decisi
 const bigintOrNull = (value: string | null) => (value === null ? null : BigInt(value));
 const rootOrNull = (value: Buffer | null) => (value === null ? null : new Uint8Array(value));
 
-function blockDecision(row: BlockRow | undefined, gvr: Uint8Array, block: NewBlock): Decision {
+/**
+ * A validator's lowest records and floors, read only for a refusal below the low watermark, to
+ * word it: the check function returns the watermark, not whether it is a record or a floor (its
+ * migrations are released and frozen). Read after the check, outside its lock: a write in between
+ * can change the wording, never the decision.
+ */
+interface LowWatermarkRow {
+  min_slot: string | null;
+  min_source: string | null;
+  min_target: string | null;
+  block_floor: string | null;
+  source_floor: string | null;
+  target_floor: string | null;
+}
+
+function blockDecision(
+  row: BlockRow | undefined,
+  gvr: Uint8Array,
+  block: NewBlock,
+  low: LowWatermarkRow | undefined,
+): Decision {
   return worded(row, gvr, () => {
     const reason = row?.reason;
+    const minSlot =
+      reason === "block_slot_below_low_watermark" ? bigintOrNull(row?.low_watermark ?? null) : null;
     const history: BlockHistory = {
       sameSlot:
         reason === "double_block_proposal"
           ? { slot: block.slot, signingRoot: rootOrNull(row?.other_root ?? null) }
           : null,
-      minSlot:
-        reason === "block_slot_below_low_watermark"
-          ? bigintOrNull(row?.low_watermark ?? null)
-          : null,
+      minSlot,
+      minSlotFrom: lowWatermarkSource(
+        minSlot,
+        bigintOrNull(low?.min_slot ?? null),
+        bigintOrNull(low?.block_floor ?? null),
+      ),
     };
     return decideBlock(history, block);
   });
@@ -162,6 +187,7 @@ function attestationDecision(
   row: AttestationRow | undefined,
   gvr: Uint8Array,
   vote: NewAttestation,
+  low: LowWatermarkRow | undefined,
 ): Decision {
   return worded(row, gvr, () => {
     const reason = row?.reason;
@@ -180,6 +206,16 @@ function attestationDecision(
       surroundingNew: reason === "surrounded_vote" ? other : null,
       minSource: reason === "attestation_source_below_low_watermark" ? watermark : null,
       minTarget: reason === "attestation_target_below_low_watermark" ? watermark : null,
+      minSourceFrom: lowWatermarkSource(
+        watermark,
+        bigintOrNull(low?.min_source ?? null),
+        bigintOrNull(low?.source_floor ?? null),
+      ),
+      minTargetFrom: lowWatermarkSource(
+        watermark,
+        bigintOrNull(low?.min_target ?? null),
+        bigintOrNull(low?.target_floor ?? null),
+      ),
     };
     return decideAttestation(history, vote);
   });
@@ -248,7 +284,30 @@ class PostgresStore implements SlashingStore {
     const [row] = await this.sql<BlockRow[]>`
       SELECT outcome, reason, other_root, low_watermark::text AS low_watermark, recorded_gvr
       FROM sigil_check_and_insert_block(${gvr}, ${pubkey}, ${slot}::numeric, ${root})`;
-    return blockDecision(row, genesisValidatorsRoot, proposal);
+    const low =
+      row?.reason === "block_slot_below_low_watermark"
+        ? await this.lowWatermarks(pubkey)
+        : undefined;
+    return blockDecision(row, genesisValidatorsRoot, proposal, low);
+  }
+
+  /** See LowWatermarkRow; undefined (the wording of a record) when it cannot be read. */
+  private async lowWatermarks(pubkey: Buffer): Promise<LowWatermarkRow | undefined> {
+    try {
+      const [row] = await this.sql<LowWatermarkRow[]>`
+        SELECT
+          (SELECT min(b.slot) FROM sigil_signed_blocks b WHERE b.validator_id = v.id)::text AS min_slot,
+          (SELECT min(a.source_epoch) FROM sigil_signed_attestations a
+             WHERE a.validator_id = v.id)::text AS min_source,
+          (SELECT min(a.target_epoch) FROM sigil_signed_attestations a
+             WHERE a.validator_id = v.id)::text AS min_target,
+          v.block_floor::text AS block_floor, v.source_floor::text AS source_floor,
+          v.target_floor::text AS target_floor
+        FROM sigil_validators v WHERE v.pubkey = ${pubkey}`;
+      return row;
+    } catch {
+      return undefined;
+    }
   }
 
   async checkAndInsertAttestation(
@@ -267,7 +326,10 @@ class PostgresStore implements SlashingStore {
         other_root, low_watermark::text AS low_watermark, recorded_gvr
       FROM sigil_check_and_insert_attestation(
         ${gvr}, ${pubkey}, ${source}::numeric, ${target}::numeric, ${root})`;
-    return attestationDecision(row, genesisValidatorsRoot, vote);
+    const low = row?.reason?.endsWith("_below_low_watermark")
+      ? await this.lowWatermarks(pubkey)
+      : undefined;
+    return attestationDecision(row, genesisValidatorsRoot, vote, low);
   }
 
   async importInterchange(source: InterchangeSource): Promise<ImportReport> {

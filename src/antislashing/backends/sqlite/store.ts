@@ -86,6 +86,7 @@ import {
   decideAttestation,
   decideBlock,
   genesisMismatch,
+  lowWatermarkSource,
   SAME_DATA,
   type StoredAttestation,
 } from "../../rules";
@@ -171,6 +172,12 @@ function asBigint(value: unknown): bigint | null {
   if (typeof value === "bigint") return value;
   if (typeof value === "number") return BigInt(value);
   throw new Error(`sqlite: expected an integer, got ${typeof value}`);
+}
+
+/** An encoded column value, decoded; null stays null. */
+function decoded(value: unknown): bigint | null {
+  const raw = asBigint(value);
+  return raw === null ? null : dec(raw);
 }
 
 /** The low watermark (both encoded): the floor when there is one, else the lowest record. */
@@ -292,10 +299,12 @@ class SqliteSlashingStore implements SlashingStore {
            (SELECT block_floor FROM validators WHERE id = +$v) AS floor`,
       )
       .get({ v: validatorId, slot: enc(slot), root }) as Row;
+    const minSlot = watermark(row.min_slot, row.floor);
     return {
       sameSlot:
         asBigint(row.same_exists) === 1n ? { slot, signingRoot: asRoot(row.same_root) } : null,
-      minSlot: watermark(row.min_slot, row.floor),
+      minSlot,
+      minSlotFrom: lowWatermarkSource(minSlot, decoded(row.min_slot), decoded(row.floor)),
     };
   }
 
@@ -355,12 +364,24 @@ class SqliteSlashingStore implements SlashingStore {
       else if (kind === 2n) surroundedByNew = record;
       else if (kind === 3n) surroundingNew = record;
     }
+    const minSource = watermark(lowest.source_epoch, floors.source_epoch);
+    const minTarget = watermark(lowest.target_epoch, floors.target_epoch);
     return {
       sameTarget,
       surroundedByNew,
       surroundingNew,
-      minSource: watermark(lowest.source_epoch, floors.source_epoch),
-      minTarget: watermark(lowest.target_epoch, floors.target_epoch),
+      minSource,
+      minTarget,
+      minSourceFrom: lowWatermarkSource(
+        minSource,
+        decoded(lowest.source_epoch),
+        decoded(floors.source_epoch),
+      ),
+      minTargetFrom: lowWatermarkSource(
+        minTarget,
+        decoded(lowest.target_epoch),
+        decoded(floors.target_epoch),
+      ),
     };
   }
 
