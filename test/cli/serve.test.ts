@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { chmodSync, cpSync, readdirSync } from "node:fs";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import { runSigil, startSigil, TempDir } from "../support/cli";
 
 const dir = new TempDir();
@@ -151,18 +153,34 @@ describe("sigil serve", () => {
     expect(result.stderr).not.toContain("listening");
   });
 
-  test("`npm start`'s configuration signs the README's example with blst", async () => {
-    // The slashing database goes to a temp dir, so test runs do not collide with `npm start`.
-    const sigil = await startSigil([
-      "serve",
-      "-c",
-      "examples/dev.yaml",
-      "--init-slashing-protection",
-      "--server-listen-port",
-      "0",
-      "--antislashing-sqlite-path",
-      `${dir.path}/dev.sqlite`,
-    ]);
+  test("`npm start` on a fresh clone signs the README's example with blst, no key warning", async () => {
+    // A clone of examples/ in a temp dir, its key files 0644 as git checks them out; npm runs
+    // the prestart script first, then start's command (its database goes to ./data there).
+    const clone = join(dir.path, "clone");
+    cpSync("examples", join(clone, "examples"), { recursive: true });
+    const keyFiles = readdirSync(join(clone, "examples/keys")).filter((f) =>
+      f.startsWith("interop-"),
+    );
+    for (const file of keyFiles) chmodSync(join(clone, "examples/keys", file), 0o644);
+    const { scripts } = (await Bun.file("package.json").json()) as {
+      scripts: Record<string, string>;
+    };
+    expect(scripts.start).toEndWith("serve -c examples/dev.yaml --init-slashing-protection");
+    expect(Bun.spawnSync(["sh", "-c", scripts.prestart ?? "false"], { cwd: clone }).exitCode).toBe(
+      0,
+    );
+    const sigil = await startSigil(
+      [
+        "serve",
+        "-c",
+        "examples/dev.yaml",
+        "--init-slashing-protection",
+        "--server-listen-port",
+        "0",
+      ],
+      {},
+      clone,
+    );
     try {
       const keys = (await (await fetch(`${sigil.url}/api/v1/eth2/publicKeys`)).json()) as string[];
       expect(keys).toHaveLength(4);
@@ -180,6 +198,9 @@ describe("sigil serve", () => {
     }
     expect(sigil.stderrText()).toMatch(/BLS backend backend=blst/);
     expect(sigil.stderrText()).toMatch(/slashing protection backend=sqlite/);
+    // The example keys are owner-only now; the warning stays for real keys that are not.
+    expect(sigil.stderrText()).toContain("filesystem keys loaded loaded=4 failed=0");
+    expect(sigil.stderrText()).not.toContain("WARN");
     // The checkpoint worker is its own entrypoint of the compiled binary: found, it says so.
     expect(sigil.stderrText()).toMatch(/slashing database checkpoints run in a worker thread/);
     expect(sigil.stderrText()).not.toMatch(/back on the event loop/);
