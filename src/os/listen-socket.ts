@@ -43,7 +43,8 @@ export function acceptWithoutDefer(port: number): string | undefined {
 function listeningFds(port: number): number[] {
   const inodes = new Set<string>();
   const portHex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
-  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+  // /proc/self/net, not /proc/net: systemd's ProcSubset=pid hides /proc's non-process entries.
+  for (const table of ["/proc/self/net/tcp", "/proc/self/net/tcp6"]) {
     let text: string;
     try {
       text = readFileSync(table, "utf8");
