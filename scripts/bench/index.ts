@@ -9,6 +9,7 @@ import { keymanagerImport } from "./keymanager-import";
 import { signHttp } from "./sign-http";
 import { signRelease } from "./sign-release";
 import { slashing } from "./slashing";
+import { slotBurst } from "./slot-burst";
 import { startup } from "./startup";
 
 const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
@@ -19,6 +20,7 @@ const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   bls,
   "sign-http": signHttp,
   "sign-release": signRelease,
+  "slot-burst": slotBurst,
   startup,
   slashing,
 };
