@@ -1,5 +1,5 @@
 // A reader for systemd unit files, enough to check examples/systemd/sigil.service where
-// systemd-analyze is not installed (the CI machine has Node and npm only).
+// systemd-analyze is not installed (.ci/run installs it where it can).
 
 export type UnitFile = Map<string, [key: string, value: string][]>;
 
