@@ -100,13 +100,18 @@ export interface RunningSigil {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
-/** Starts `sigil serve` and waits for its "listening" log line, which carries the bound URL. */
+/**
+ * Starts `sigil serve` and waits for its "listening" log line, which carries the bound URL.
+ * `wrapper` comes before the command (e.g. unshare, setpriv); it must exec sigil, so that the
+ * process started is sigil's.
+ */
 export async function startSigil(
   args: readonly string[],
   env: Record<string, string> = {},
   cwd?: string,
+  wrapper: readonly string[] = [],
 ): Promise<RunningSigil> {
-  const proc = Bun.spawn(sigilCommand(args), {
+  const proc = Bun.spawn([...wrapper, ...sigilCommand(args)], {
     env: cleanEnv(env),
     cwd: cwd ?? repoRoot,
     stdin: "ignore",
