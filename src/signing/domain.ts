@@ -4,13 +4,8 @@
  */
 import type { ValueOf } from "@chainsafe/ssz";
 import type { NetworkConstants } from "./network";
-import {
-  DOMAIN_APPLICATION_BUILDER,
-  DOMAIN_VOLUNTARY_EXIT,
-  ForkData,
-  type ForkInfo,
-  SigningData,
-} from "./ssz";
+import { forkDataRoot, signingDataRoot } from "./roots";
+import { DOMAIN_APPLICATION_BUILDER, DOMAIN_VOLUNTARY_EXIT, type ForkInfo } from "./ssz";
 
 export type ForkInfoValue = ValueOf<typeof ForkInfo>;
 export type ForkValue = ForkInfoValue["fork"];
@@ -21,10 +16,7 @@ export function computeForkDataRoot(
   currentVersion: Uint8Array,
   genesisValidatorsRoot: Uint8Array,
 ): Uint8Array {
-  return ForkData.hashTreeRoot({
-    current_version: currentVersion,
-    genesis_validators_root: genesisValidatorsRoot,
-  });
+  return forkDataRoot(currentVersion, genesisValidatorsRoot);
 }
 
 /** domain_type (4 bytes) ‖ fork_data_root[:28]. */
@@ -40,7 +32,7 @@ export function computeDomain(
 }
 
 export function computeSigningRoot(objectRoot: Uint8Array, domain: Uint8Array): Uint8Array {
-  return SigningData.hashTreeRoot({ object_root: objectRoot, domain });
+  return signingDataRoot(objectRoot, domain);
 }
 
 /**

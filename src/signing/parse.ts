@@ -19,6 +19,7 @@ import { decodeJson, invalidRequest, kindOf } from "./json";
 import type { NetworkConstants } from "./network";
 import type { Preset } from "./preset";
 import type { SigningRequest } from "./request";
+import { attestationDataRoot } from "./roots";
 import {
   AttestationData,
   BeaconBlockHeader,
@@ -211,7 +212,7 @@ function buildRequestTypes(types: PresetTypes): Map<string, RequestType> {
         decode: (payload, path) => {
           const data = decodeJson(AttestationData, payload, path);
           return {
-            objectRoot: AttestationData.hashTreeRoot(data),
+            objectRoot: attestationDataRoot(data),
             epoch: data.target.epoch,
             domainType: DOMAIN_BEACON_ATTESTER,
             slashable: {
