@@ -66,15 +66,22 @@ export class SigningService {
     const tracer = this.deps.tracer ?? NOOP_TRACER;
     let prepared: PreparedSignature | undefined;
     try {
-      const ready = await tracer.span("prepare", {}, async () => {
+      let ready: PreparedSignature;
+      // Without tracing, no span closures: this is every request (docs/performance.md).
+      if (tracer.enabled) {
+        ready = await tracer.span("prepare", {}, async () => {
+          const caller = await principal();
+          prepared = this.prepare(identifier, body);
+          authorizeSigning(caller, prepared);
+          return prepared;
+        });
+      } else {
         const caller = await principal();
-        prepared = this.prepare(identifier, body);
-        const { pubkey, request } = prepared;
-        authorize(caller, { scope: "sign", pubkey, operation: request.operation });
-        return prepared;
-      });
+        ready = prepared = this.prepare(identifier, body);
+        authorizeSigning(caller, prepared);
+      }
       const signature = await this.sign(ready, context);
-      tracer.annotate({ ...describe(ready), "sigil.outcome": "signed" });
+      if (tracer.enabled) tracer.annotate({ ...describe(ready), "sigil.outcome": "signed" });
       return signature;
     } catch (error) {
       const code = this.recordFailure(error, {
@@ -83,7 +90,7 @@ export class SigningService {
         operation: prepared?.request.operation,
         timedOut: context.deadline.aborted,
       });
-      tracer.annotate({ ...describe(prepared), "sigil.outcome": code });
+      if (tracer.enabled) tracer.annotate({ ...describe(prepared), "sigil.outcome": code });
       throw error;
     }
   }
@@ -108,9 +115,9 @@ export class SigningService {
       if (context.deadline.aborted) {
         throw new SigilError("request_timeout", "request timed out before signing started");
       }
-      const approval = await tracer.span("slashing_check", {}, () =>
-        this.deps.guard.approve(pubkey, request),
-      );
+      const approval = tracer.enabled
+        ? await tracer.span("slashing_check", {}, () => this.deps.guard.approve(pubkey, request))
+        : await this.deps.guard.approve(pubkey, request);
       // The client has had its 503 while the check ran: the record stays (a repeat of this
       // message is "same data"), but nothing is signed for an answer that was already given.
       if (context.deadline.aborted) throw answeredBeforeSigning();
@@ -120,14 +127,14 @@ export class SigningService {
       // Signed while the record's sync runs (sqlite), and released only once it is on disk: a
       // failed sync drops the signature and answers 503. With a worker pool the span also covers
       // the wait for the key's worker.
-      const [signature] = await Promise.all([
-        tracer.span(
-          "bls_sign",
-          {},
-          async () => await this.deps.bls.sign(entry.key, request.signingRoot, context.deadline),
-        ),
-        approval.durable,
-      ]);
+      const signing = tracer.enabled
+        ? tracer.span(
+            "bls_sign",
+            {},
+            async () => await this.deps.bls.sign(entry.key, request.signingRoot, context.deadline),
+          )
+        : this.deps.bls.sign(entry.key, request.signingRoot, context.deadline);
+      const [signature] = await Promise.all([signing, approval.durable]);
       if (context.deadline.aborted) throw answeredBeforeSigning();
       this.deps.canaries.observe(pubkey, request.operation, context.requestId);
       if (log.enabled("debug")) {
@@ -190,6 +197,14 @@ export class SigningService {
   publicKeys(): string[] {
     return this.deps.keys.pubkeys();
   }
+}
+
+function authorizeSigning(caller: Principal, prepared: PreparedSignature): void {
+  authorize(caller, {
+    scope: "sign",
+    pubkey: prepared.pubkey,
+    operation: prepared.request.operation,
+  });
 }
 
 /** The path identifier: 0x optional, any case. */

@@ -6,9 +6,20 @@ import { toHex } from "../../wire/hex";
 import { STATUS_BY_CODE } from "../errors";
 import { route } from "../route";
 
+let lastAccept: string | undefined;
+let lastWantsJson = false;
+
 /** Web3Signer's rule: JSON for `application/json` (or a wildcard that admits it), else bare hex. */
 export function wantsJsonSignature(accept: string | null): boolean {
   if (!accept) return false;
+  // A client sends the same Accept with every request: the last answer is remembered.
+  if (accept === lastAccept) return lastWantsJson;
+  lastWantsJson = acceptsJson(accept);
+  lastAccept = accept;
+  return lastWantsJson;
+}
+
+function acceptsJson(accept: string): boolean {
   return accept
     .split(",")
     .map((range) => range.split(";")[0]?.trim().toLowerCase())
@@ -41,6 +52,15 @@ export function signingRoutes(service: SigningService, tracer: Tracer = NOOP_TRA
       bodyParsedBy: "signing/parse.ts",
       params: { identifier: "public key" },
       handle: ({ body, params, headers, meta }, caller) => {
+        if (!tracer.enabled) {
+          // Every request a validator client makes: no span, no closures, no trace headers read.
+          return service
+            .handle(caller.authenticate, params.identifier ?? "", body, {
+              requestId: meta.id,
+              deadline: meta.deadline,
+            })
+            .then((signature) => signatureResponse(signature, headers.get("accept")));
+        }
         const trace = {
           traceparent: headers.get("traceparent"),
           tracestate: headers.get("tracestate"),
