@@ -16,7 +16,13 @@ export type AuthMode = "none" | "legacy" | "stateless" | "stateful";
 /** Resolves the caller from the Authorization header and source address, or throws 401/403. */
 export interface Authenticator {
   readonly mode: AuthMode;
-  authenticate(authorization: string | null, clientIp: string | undefined): Promise<Principal>;
+  /** `peer.clientIp` is read only for a token bound to addresses (it costs a lookup). */
+  authenticate(authorization: string | null, peer: Peer): Promise<Principal>;
+}
+
+/** Where a request came from; `clientIp` is undefined when the peer is unknown. */
+export interface Peer {
+  readonly clientIp: string | undefined;
 }
 
 const OPEN: Principal = { kind: "unrestricted", management: false };
@@ -40,11 +46,10 @@ function presented(authorization: string | null): string | undefined {
   return token.kind === "token" ? token.value : undefined;
 }
 
-function fromAllowedAddress(cidrs: readonly Cidr[], clientIp: string | undefined): boolean {
-  return (
-    cidrs.length === 0 ||
-    (clientIp !== undefined && cidrs.some((cidr) => cidrContains(cidr, clientIp)))
-  );
+function fromAllowedAddress(cidrs: readonly Cidr[], peer: Peer): boolean {
+  if (cidrs.length === 0) return true;
+  const clientIp = peer.clientIp;
+  return clientIp !== undefined && cidrs.some((cidr) => cidrContains(cidr, clientIp));
 }
 
 function addressRefused(): SigilError {
@@ -93,7 +98,7 @@ export function staticAuthenticator(
   }));
   return {
     mode: "stateless",
-    async authenticate(authorization, clientIp) {
+    async authenticate(authorization, peer) {
       const token = presented(authorization);
       if (token === undefined) {
         if (!anonymous) throw missingToken();
@@ -101,7 +106,7 @@ export function staticAuthenticator(
       }
       const match = entries.filter((entry) => secretsEqual(entry.secret, token))[0];
       if (!match) throw invalidToken();
-      if (!fromAllowedAddress(match.parsed, clientIp)) throw addressRefused();
+      if (!fromAllowedAddress(match.parsed, peer)) throw addressRefused();
       return { kind: "policies", policies: match.policies, label: match.label };
     },
   };
@@ -118,7 +123,7 @@ export function statefulAuthenticator(
 ): Authenticator {
   return {
     mode: "stateful",
-    async authenticate(authorization, clientIp) {
+    async authenticate(authorization, peer) {
       const token = presented(authorization);
       if (token === undefined) throw missingToken();
       const record = await store.findToken(hashToken(token));
@@ -127,7 +132,7 @@ export function statefulAuthenticator(
         throw invalidToken("token expired");
       if (record.kind === "management") return { kind: "unrestricted", management: true };
       const cidrs = record.cidrs.map((c) => parseCidr(c)).filter((c): c is Cidr => !!c);
-      if (!fromAllowedAddress(cidrs, clientIp)) throw addressRefused();
+      if (!fromAllowedAddress(cidrs, peer)) throw addressRefused();
       const policies = await Promise.all(record.policies.map((name) => store.getPolicy(name)));
       return {
         kind: "policies",

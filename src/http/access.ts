@@ -6,5 +6,5 @@ export type Authenticate = (request: Request) => Promise<Principal>;
 
 export function authenticateWith(authenticator: Authenticator): Authenticate {
   return (request) =>
-    authenticator.authenticate(request.headers.get("authorization"), requestMeta(request).clientIp);
+    authenticator.authenticate(request.headers.get("authorization"), requestMeta(request));
 }

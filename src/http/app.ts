@@ -71,11 +71,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     body: unknown,
   ): Promise<unknown> => {
     const caller = await admit(route, request, options.authenticate);
+    let query: URLSearchParams | undefined;
     return route.handle(
       {
         body: checkedBody(route, body),
         params: decodedParams(route, params),
-        query: new URL(request.url).searchParams,
+        // Parsed only for a handler that reads it (no signing request does).
+        get query() {
+          query ??= new URL(request.url).searchParams;
+          return query;
+        },
         headers: request.headers,
         meta: requestMeta(request),
       },

@@ -116,8 +116,20 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     inFlight++;
     const started = performance.now();
     const deadline = new AbortController();
-    const client = server.requestIP(incoming);
-    attachRequestMeta(request, { id, clientIp: client?.address, deadline: deadline.signal });
+    // The peer address is looked up when something asks for it (a CIDR-bound token, the debug
+    // log), while the request is still open: most requests never need it.
+    let client: ReturnType<typeof server.requestIP> | undefined;
+    const peer = () => {
+      if (client === undefined) client = server.requestIP(incoming);
+      return client;
+    };
+    attachRequestMeta(request, {
+      id,
+      get clientIp() {
+        return peer()?.address;
+      },
+      deadline: deadline.signal,
+    });
     const timeoutMs = options.timeoutMsFor?.(request) ?? options.requestTimeoutMs;
     const idleSeconds = Math.ceil(timeoutMs / 1000) + IDLE_MARGIN_SECONDS;
     // Bun's idle timer also runs while a request is handled. A deadline it would cut short gets
@@ -151,7 +163,7 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
           request_id: id,
           method: request.method,
           path: target.split("?")[0],
-          client_port: client?.port,
+          client_port: peer()?.port,
           ms: Math.round(performance.now() - started),
         });
       }
