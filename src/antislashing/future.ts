@@ -48,21 +48,22 @@ export function futureRefusal(
   bound: FutureBound,
 ): Extract<Decision, { outcome: "refused" }> | null {
   const latest = latestAllowedEpoch(bound);
-  const current = latest - bound.maxFutureEpochs;
-  const limit = `more than ${bound.maxFutureEpochs} epochs after the current epoch ${current} (antislashing.max_future_epochs)`;
+  // Words only for a refusal: the message is within the bound on every ordinary request.
+  const limit = () =>
+    `more than ${bound.maxFutureEpochs} epochs after the current epoch ${latest - bound.maxFutureEpochs} (antislashing.max_future_epochs)`;
   if (message.kind === "block") {
     const epoch = message.slot / bound.clock.slotsPerEpoch;
     if (epoch <= latest) return null;
     return {
       outcome: "refused",
       reason: "block_slot_too_far_in_future",
-      detail: `slot ${message.slot} (epoch ${epoch}) is ${limit}; nothing was recorded`,
+      detail: `slot ${message.slot} (epoch ${epoch}) is ${limit()}; nothing was recorded`,
     };
   }
   if (message.targetEpoch <= latest) return null;
   return {
     outcome: "refused",
     reason: "attestation_target_too_far_in_future",
-    detail: `target epoch ${message.targetEpoch} is ${limit}; nothing was recorded`,
+    detail: `target epoch ${message.targetEpoch} is ${limit()}; nothing was recorded`,
   };
 }

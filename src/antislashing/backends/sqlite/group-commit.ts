@@ -14,6 +14,12 @@ export interface Durability {
 
 type Outcome<T> = { ok: true; decision: T } | { ok: false; error: unknown };
 
+interface Pending<T> {
+  run: () => T;
+  resolve: (staged: Staged<T>) => void;
+  reject: (e: unknown) => void;
+}
+
 /**
  * Group commit. Checks submitted while the event loop was busy are run together at the next
  * turn: ONE immediate transaction, each check in its own savepoint (a failing check rolls back
@@ -29,11 +35,7 @@ type Outcome<T> = { ok: true; decision: T } | { ok: false; error: unknown };
  * committed while one sync is in flight share the next one.
  */
 export class GroupCommit<T> {
-  private pending: {
-    run: () => T;
-    resolve: (staged: Staged<T>) => void;
-    reject: (e: unknown) => void;
-  }[] = [];
+  private pending: Pending<T>[] = [];
   private scheduled = false;
   /** Batches committed whose barrier has not settled yet. */
   private readonly settling = new Set<Promise<void>>();
@@ -47,13 +49,21 @@ export class GroupCommit<T> {
   private readonly rollbackToSavepoint: Statement;
 
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly durability: Durability,
   ) {
     this.savepoint = db.query("SAVEPOINT group_commit_check");
     this.release = db.query("RELEASE group_commit_check");
     this.rollbackToSavepoint = db.query("ROLLBACK TO group_commit_check");
+    this.commitBatch = db.transaction((batch: Pending<T>[], outcomes: Outcome<T>[]) => {
+      for (const item of batch) outcomes.push(this.runInSavepoint(item.run));
+    });
   }
+
+  /** One batch in one immediate transaction; the wrapper is built once, not per batch. */
+  private readonly commitBatch: {
+    immediate: (batch: Pending<T>[], outcomes: Outcome<T>[]) => void;
+  };
 
   /** Resolves with the check's decision once its record is on disk. */
   async submit(run: () => T): Promise<T> {
@@ -84,11 +94,7 @@ export class GroupCommit<T> {
       const outcomes: Outcome<T>[] = [];
       try {
         this.durability.assertHealthy();
-        this.db
-          .transaction(() => {
-            for (const item of batch) outcomes.push(this.runInSavepoint(item.run));
-          })
-          .immediate();
+        this.commitBatch.immediate(batch, outcomes);
       } catch (error) {
         // The commit itself failed (lock timeout, disk): nothing of the batch is recorded.
         for (const item of batch) item.reject(error);
