@@ -5,27 +5,40 @@
  */
 import { PublicKey, SecretKey, Signature, verify } from "@chainsafe/blst";
 import type { BlsSecretKey, LocalBlsBackend } from "./backend";
-import { createKeyHandle, hasVerifyShape, parseSecretScalar } from "./key";
+import { checkSecretScalar, createClaimCheck, createKeyHandle, hasVerifyShape } from "./key";
 
 export function createBlstBackend(): LocalBlsBackend {
   // The native secret keys live only here, reachable from the handles this backend issued.
   const secrets = new WeakMap<BlsSecretKey, SecretKey>();
+  // Keys imported with a claimed public key: compared with the derived one before signing.
+  const claims = createClaimCheck();
+
+  const secretKey = (secret: Uint8Array): SecretKey => {
+    // blst refuses zero and >= r itself today, but with a message-less "Invalid encoding";
+    // check explicitly so the contract does not hang on a native library's behaviour.
+    checkSecretScalar(secret);
+    try {
+      return SecretKey.fromBytes(secret);
+    } catch {
+      throw new Error("BLS secret key was refused by blst");
+    }
+  };
 
   return Object.freeze({
     name: "blst",
 
     importSecretKey(secret: Uint8Array): BlsSecretKey {
-      // blst refuses zero and >= r itself today, but with a message-less "Invalid encoding";
-      // check explicitly so the contract does not hang on a native library's behaviour.
-      parseSecretScalar(secret);
-      let sk: SecretKey;
-      try {
-        sk = SecretKey.fromBytes(secret);
-      } catch {
-        throw new Error("BLS secret key was refused by blst");
-      }
+      const sk = secretKey(secret);
       const key = createKeyHandle("blst", sk.toPublicKey().toBytes(true));
       secrets.set(key, sk);
+      return key;
+    },
+
+    importClaimedKey(secret: Uint8Array, publicKey: Uint8Array): BlsSecretKey {
+      const sk = secretKey(secret);
+      const key = createKeyHandle("blst", publicKey);
+      secrets.set(key, sk);
+      claims.claimed(key);
       return key;
     },
 
@@ -33,6 +46,7 @@ export function createBlstBackend(): LocalBlsBackend {
       const sk = secrets.get(key);
       if (sk === undefined) throw new Error("BLS key was not imported by the blst backend");
       if (!(message instanceof Uint8Array)) throw new Error("BLS message must be a byte array");
+      claims.check(key, () => sk.toPublicKey().toBytes(true));
       return sk.sign(message).toBytes(true);
     },
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { inspect } from "node:util";
 import { bls12_381 } from "@noble/curves/bls12-381.js";
 import { be32, hex, loadJsonVectors, unhex } from "../../test/signing/bls-support";
-import type { LocalBlsBackend } from "./backend";
+import { type LocalBlsBackend, PUBLIC_KEY_MISMATCH } from "./backend";
 import { createBlstBackend } from "./blst";
 import { CURVE_ORDER } from "./key";
 import { createNobleBackend } from "./noble";
@@ -113,9 +113,8 @@ describe.each(backends)("%s backend key handling", (_name, create) => {
   test("refuses a key handle it did not issue", () => {
     const other = create().importSecretKey(SECRET);
     expect(() => backend.sign(other, new Uint8Array(32))).toThrow(/not imported/);
-    expect(() => backend.sign({ publicKey: other.publicKey }, new Uint8Array(32))).toThrow(
-      /not imported/,
-    );
+    const lookalike = { publicKey: other.publicKey, pubkey: other.pubkey };
+    expect(() => backend.sign(lookalike, new Uint8Array(32))).toThrow(/not imported/);
   });
 
   test("verify returns false, never throws, on malformed input", () => {
@@ -172,5 +171,49 @@ describe.each(backends)("%s backend key handling", (_name, create) => {
       expect(sig).toHaveLength(96);
       expect(backend.verify(key.publicKey, msg, sig)).toBe(true);
     }
+  });
+
+  test("the handle's pubkey is its public key in 0x hex, the same string each time", () => {
+    const key = backend.importSecretKey(SECRET);
+    expect(key.pubkey).toBe(hex(key.publicKey));
+    expect(key.pubkey).toBe(key.pubkey);
+  });
+});
+
+describe.each(backends)("%s backend, keys imported with a claimed public key", (_name, create) => {
+  const backend = create();
+  const OTHER = unhex("0x25295f0d1d592a90b333e26e85149708208e9f8e8bc18f6c77bd62f8ad7a6866");
+  const right = () => backend.importSecretKey(SECRET).publicKey;
+  const wrong = () => backend.importSecretKey(OTHER).publicKey;
+  const importClaimed = (secret: Uint8Array, publicKey: Uint8Array) => {
+    if (!backend.importClaimedKey) throw new Error("the backend has no importClaimedKey");
+    return backend.importClaimedKey(secret, publicKey);
+  };
+
+  test("a right claim signs exactly as a key whose public key was derived", () => {
+    const claimed = importClaimed(SECRET, right());
+    const derived = backend.importSecretKey(SECRET);
+    expect(claimed.pubkey).toBe(derived.pubkey);
+    const msg = new Uint8Array(32).fill(9);
+    expect(hex(backend.sign(claimed, msg))).toBe(hex(backend.sign(derived, msg)));
+    // Checked once: later signatures too.
+    expect(hex(backend.sign(claimed, msg))).toBe(hex(backend.sign(derived, msg)));
+  });
+
+  test("a wrong claim is the handle's public key, but the key never signs", () => {
+    const claimed = importClaimed(SECRET, wrong());
+    expect(claimed.pubkey).toBe(hex(wrong()));
+    for (let i = 0; i < 3; i++) {
+      expect(() => backend.sign(claimed, new Uint8Array(32))).toThrow(PUBLIC_KEY_MISMATCH);
+    }
+    // The check is per key: a right claim imported since still signs.
+    const other = importClaimed(OTHER, wrong());
+    expect(backend.sign(other, new Uint8Array(32))).toHaveLength(96);
+  });
+
+  test("the secret is checked at import as importSecretKey checks it", () => {
+    expect(() => importClaimed(new Uint8Array(32), right())).toThrow("BLS secret key is zero");
+    expect(() => importClaimed(be32(r), right())).toThrow("not below the curve order");
+    expect(() => importClaimed(SECRET, new Uint8Array(47))).toThrow(/48 bytes/);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { bls12_381 } from "@noble/curves/bls12-381.js";
 import { type BlsSecretKey, ETH_BLS_DST, type LocalBlsBackend } from "./backend";
-import { createKeyHandle, hasVerifyShape, parseSecretScalar } from "./key";
+import { createClaimCheck, createKeyHandle, hasVerifyShape, parseSecretScalar } from "./key";
 
 const sigs = bls12_381.longSignatures;
 const G1 = bls12_381.G1.Point;
@@ -13,6 +13,8 @@ const G1 = bls12_381.G1.Point;
 export function createNobleBackend(): LocalBlsBackend {
   // The secret scalars live only here, reachable from the handles this backend issued.
   const secrets = new WeakMap<BlsSecretKey, bigint>();
+  // Keys imported with a claimed public key: compared with the derived one before signing.
+  const claims = createClaimCheck();
 
   return Object.freeze({
     name: "noble",
@@ -24,10 +26,19 @@ export function createNobleBackend(): LocalBlsBackend {
       return key;
     },
 
+    importClaimedKey(secret: Uint8Array, publicKey: Uint8Array): BlsSecretKey {
+      const scalar = parseSecretScalar(secret);
+      const key = createKeyHandle("noble", publicKey);
+      secrets.set(key, scalar);
+      claims.claimed(key);
+      return key;
+    },
+
     sign(key: BlsSecretKey, message: Uint8Array): Uint8Array {
       const scalar = secrets.get(key);
       if (scalar === undefined) throw new Error("BLS key was not imported by the noble backend");
       if (!(message instanceof Uint8Array)) throw new Error("BLS message must be a byte array");
+      claims.check(key, () => G1.BASE.multiply(scalar).toBytes(true));
       const hashed = sigs.hash(message, ETH_BLS_DST);
       return sigs.Signature.toBytes(hashed.multiply(scalar));
     },

@@ -2,7 +2,12 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
 import { be32, hex } from "../../test/signing/bls-support";
 import { SigilError } from "../errors";
-import type { BlsImportResult, BlsSecretKey, LocalBlsBackend } from "./backend";
+import {
+  type BlsImportResult,
+  type BlsSecretKey,
+  type LocalBlsBackend,
+  PUBLIC_KEY_MISMATCH,
+} from "./backend";
 import { createBlstBackend } from "./blst";
 import { CURVE_ORDER } from "./key";
 import { createNobleBackend } from "./noble";
@@ -329,6 +334,69 @@ describe("createPooledBackend importSecretKeys (public keys derived in the worke
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) expect(!r.ok && r.error).toBeInstanceOf(SigilError);
     await expect(pool.importSecretKeys([randomSecret()])).rejects.toThrow(/closed/);
+  });
+});
+
+describe("createPooledBackend importSecretKeys with claimed public keys (a cache's)", () => {
+  const mismatch = new RegExp(PUBLIC_KEY_MISMATCH.replace(/[()]/g, "\\$&"));
+  /**
+   * Why a signing failed ("" if it did not), awaited here: `expect(promise).rejects` of bun
+   * 1.4.5 waits on the promise without delivering worker messages, so a refusal a worker answers
+   * after an earlier one never reaches it and the test hangs until its timeout.
+   */
+  const refusal = (signing: Promise<Uint8Array>): Promise<string> =>
+    signing.then(
+      () => "",
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+
+  test("a claimed public key is taken, not derived: a right one signs, a wrong one never does", async () => {
+    const { pool, logs } = await startPool(blst);
+    const secrets = Array.from({ length: 6 }, randomSecret);
+    const truth = secrets.map((secret) => noble.importSecretKey(secret).publicKey);
+    // Key 2 claims key 5's public key; key 4 claims nothing (derived); the others their own.
+    const claims = truth.map((pk, i) => (i === 2 ? truth[5] : i === 4 ? undefined : pk));
+    const keys = importedKeys(await pool.importSecretKeys(secrets, claims));
+    expect(keys.map((key) => key.pubkey)).toEqual(
+      claims.map((claim, i) => hex((claim ?? truth[i]) as Uint8Array)),
+    );
+    const message = randomMessage();
+    for (const i of [0, 1, 3, 4, 5]) {
+      const signature = await pool.sign(keys[i] as BlsSecretKey, message);
+      expect(noble.verify(truth[i] as Uint8Array, message, signature)).toBe(true);
+    }
+    for (let attempt = 0; attempt < 3; attempt++) {
+      expect(await refusal(pool.sign(keys[2] as BlsSecretKey, message))).toMatch(mismatch);
+    }
+    const errors = logs.filter((l) => l.level === "error" && l.msg.includes("does not match"));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.fields?.pubkey).toBe(hex(truth[5] as Uint8Array));
+  });
+
+  test("a restarted worker gets each key with its public key: the wrong one still never signs", async () => {
+    const watched = watchedSpawn();
+    const { pool } = await startPool(blst, { workers: 1, spawn: watched.spawn });
+    const secrets = [randomSecret(), randomSecret()];
+    const truth = secrets.map((secret) => blst.importSecretKey(secret).publicKey);
+    const keys = importedKeys(await pool.importSecretKeys(secrets, [truth[0], truth[0]]));
+    watched.workers[0]?.terminate();
+    await until(() => watched.workers.length === 2, "the restarted worker");
+    const message = randomMessage();
+    await until(() => pool.stats()[0]?.inFlight === 0, "a quiet worker");
+    const signature = await pool.sign(keys[0] as BlsSecretKey, message);
+    expect(blst.verify(truth[0] as Uint8Array, message, signature)).toBe(true);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      expect(await refusal(pool.sign(keys[1] as BlsSecretKey, message))).toMatch(mismatch);
+    }
+  });
+
+  test("a claim that is not 48 bytes fails its key alone", async () => {
+    const { pool } = await startPool(blst);
+    const secrets = [randomSecret(), randomSecret()];
+    const results = await pool.importSecretKeys(secrets, [new Uint8Array(47), undefined]);
+    expect(results[0]?.ok === false && results[0].error.message).toMatch(/48 bytes/);
+    expect(results[1]?.ok).toBe(true);
+    expect(pool.stats().reduce((n, s) => n + s.keys, 0)).toBe(1);
   });
 });
 

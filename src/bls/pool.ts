@@ -6,8 +6,11 @@
  *   `importSecretKey` checks the secret and computes the public key on the main thread with the
  *   local backend (callers get the public key at once, as before). `importSecretKeys`, for loading
  *   many keys at start-up, lets each key's worker derive its public key instead (the costly part
- *   of an import: 0.15 ms with blst), so the workers do it in parallel while the main thread goes
- *   on reading key files; a worker down or failing to start falls back to the main thread.
+ *   of an import: 0.1–0.15 ms with blst), so the workers do it in parallel while the main thread
+ *   goes on reading key files; a worker down or failing to start falls back to the main thread.
+ *   A key given with its claimed public key (a cache's) is not derived at all: the worker checks
+ *   the claim before the key's first signature (`importClaimedKey`), and a restarted worker gets
+ *   every key with its public key the same way.
  * - Order: every job of a key goes to that key's worker, which signs its messages one after the
  *   other, so the signatures of one validator come back in the order `sign` was called.
  * - Batching (worker-slot.ts): at most MAX_BATCHES_IN_FLIGHT messages are outstanding per worker; jobs that queue
@@ -30,9 +33,10 @@ import {
   type BlsImportResult,
   type BlsSecretKey,
   type LocalBlsBackend,
+  PUBLIC_KEY_BYTES,
   SECRET_KEY_BYTES,
 } from "./backend";
-import { createKeyHandle, parseSecretScalar } from "./key";
+import { checkSecretScalar, createKeyHandle } from "./key";
 import { SELF_TEST_KEY, SELF_TEST_MESSAGE } from "./select";
 import { type BlsWorkerStats, type KeyRecord, reasonOf, WorkerSlot } from "./worker-slot";
 
@@ -49,7 +53,10 @@ export interface BlsWorkerPoolOptions {
 }
 
 export interface BlsWorkerPool extends BlsBackend {
-  importSecretKeys(secrets: readonly Uint8Array[]): Promise<BlsImportResult[]>;
+  importSecretKeys(
+    secrets: readonly Uint8Array[],
+    claimed?: readonly (Uint8Array | undefined)[],
+  ): Promise<BlsImportResult[]>;
   sign(key: BlsSecretKey, message: Uint8Array, cancel?: AbortSignal): Promise<Uint8Array>;
   readonly workers: number;
   /** Per worker: keys held, jobs queued here, jobs sent and not yet answered. */
@@ -67,6 +74,9 @@ export interface BlsWorkerPool extends BlsBackend {
 export function defaultBlsWorkers(cores: number = availableParallelism()): number {
   return Math.max(1, cores);
 }
+
+/** Above the most workers a pool can have (bls.workers ≤ 256): a key's ref is id × this + slot. */
+const SLOT_RANGE = 1024;
 
 /** Set by scripts/build.ts in the compiled binary: the worker's path from the bundle's root. */
 declare const SIGIL_BLS_WORKER: string | undefined;
@@ -93,6 +103,7 @@ export async function createPooledBackend(
   if (!Number.isInteger(count) || count < 1) {
     throw new Error(`a BLS worker pool needs at least one worker, got ${String(count)}`);
   }
+  if (count > SLOT_RANGE) throw new Error(`a BLS worker pool has at most ${SLOT_RANGE} workers`);
   const reference = inner.importSecretKey(SELF_TEST_KEY);
   const selfTestSignature = inner.sign(reference, SELF_TEST_MESSAGE);
   inner.forget(reference);
@@ -117,10 +128,19 @@ export async function createPooledBackend(
     throw new Error(`the BLS worker pool did not start: ${reasonOf(error)}`);
   }
 
-  const records = new WeakMap<BlsSecretKey, KeyRecord>();
+  // Each handle's key as one number, id × SLOT_RANGE + slot index: no object per key (100,000
+  // of them at start-up).
+  const records = new WeakMap<BlsSecretKey, number>();
+  const recordOf = (ref: number): KeyRecord => ({
+    id: Math.floor(ref / SLOT_RANGE),
+    slot: slots[ref % SLOT_RANGE] as WorkerSlot,
+  });
   // A handle dropped without `forget` (a key imported only for its public key, a duplicate that
   // was never stored) still releases its worker key and secret copy once collected.
-  const collected = new FinalizationRegistry<KeyRecord>((record) => record.slot.forget(record.id));
+  const collected = new FinalizationRegistry<number>((ref) => {
+    const { slot, id } = recordOf(ref);
+    slot.forget(id);
+  });
   let nextId = 1;
   let closed = false;
 
@@ -129,24 +149,71 @@ export async function createPooledBackend(
 
   const newHandle = (record: KeyRecord, publicKey: Uint8Array): BlsSecretKey => {
     const handle = createKeyHandle(inner.name, publicKey);
-    records.set(handle, record);
-    collected.register(handle, record, handle);
+    const ref = record.id * SLOT_RANGE + record.slot.index;
+    records.set(handle, ref);
+    collected.register(handle, ref, handle);
     return handle;
   };
 
-  const importOne = async (secret: Uint8Array): Promise<BlsImportResult> => {
-    try {
-      // Wrong types and lengths fail here as importSecretKey fails; zero and values not below
-      // the curve order fail in the worker's backend, with the same message.
-      if (!(secret instanceof Uint8Array) || secret.length !== SECRET_KEY_BYTES) {
-        parseSecretScalar(secret);
+  const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+  const PUBLIC_KEY_SHAPE = `a claimed BLS public key must be ${PUBLIC_KEY_BYTES} bytes`;
+
+  /**
+   * Spreads the keys over the slots as `leastLoaded` would one by one, then hands each slot its
+   * share in one call: one promise per slot, not one per key.
+   */
+  const importMany = async (
+    secrets: readonly Uint8Array[],
+    claimed: readonly (Uint8Array | undefined)[] | undefined,
+  ): Promise<BlsImportResult[]> => {
+    const results: BlsImportResult[] = new Array(secrets.length);
+    const counts = slots.map((slot) => slot.keyCount);
+    const shares = slots.map(() => ({
+      indexes: [] as number[],
+      ids: [] as number[],
+      secrets: [] as Uint8Array[],
+      claimed: [] as (Uint8Array | undefined)[],
+    }));
+    secrets.forEach((secret, index) => {
+      try {
+        // Wrong types and lengths fail here as importSecretKey fails; zero and values not below
+        // the curve order fail in the worker's backend, with the same message.
+        if (!(secret instanceof Uint8Array) || secret.length !== SECRET_KEY_BYTES) {
+          checkSecretScalar(secret);
+        }
+        const claim = claimed?.[index];
+        if (claim !== undefined && claim.length !== PUBLIC_KEY_BYTES) {
+          throw new Error(PUBLIC_KEY_SHAPE);
+        }
+        let least = 0;
+        for (let i = 1; i < counts.length; i++) {
+          if ((counts[i] as number) < (counts[least] as number)) least = i;
+        }
+        counts[least] = (counts[least] as number) + 1;
+        const share = shares[least] as (typeof shares)[number];
+        share.indexes.push(index);
+        share.ids.push(nextId++);
+        share.secrets.push(secret);
+        share.claimed.push(claim);
+      } catch (error) {
+        results[index] = { ok: false, error: asError(error) };
       }
-      const record: KeyRecord = { id: nextId++, slot: leastLoaded() };
-      const publicKey = await record.slot.importKey(record.id, secret);
-      return { ok: true, key: newHandle(record, publicKey) };
-    } catch (error) {
-      return { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
-    }
+    });
+    await Promise.all(
+      shares.map(async (share, i) => {
+        if (share.ids.length === 0) return;
+        const slot = slots[i] as WorkerSlot;
+        const answers = await slot.importKeys(share.ids, share.secrets, share.claimed);
+        answers.forEach((answer, k) => {
+          const index = share.indexes[k] as number;
+          results[index] =
+            answer instanceof Error
+              ? { ok: false, error: answer }
+              : { ok: true, key: newHandle({ id: share.ids[k] as number, slot }, answer) };
+        });
+      }),
+    );
+    return results;
   };
 
   return Object.freeze({
@@ -159,22 +226,25 @@ export async function createPooledBackend(
       // key: the only copy left on this thread is the slot's, kept for restarts.
       const publicKey = derivePublicKey(secret);
       const record: KeyRecord = { id: nextId++, slot: leastLoaded() };
-      record.slot.add(record.id, secret);
+      record.slot.add(record.id, secret, publicKey);
       return newHandle(record, publicKey);
     },
 
-    async importSecretKeys(secrets: readonly Uint8Array[]): Promise<BlsImportResult[]> {
+    async importSecretKeys(
+      secrets: readonly Uint8Array[],
+      claimed?: readonly (Uint8Array | undefined)[],
+    ): Promise<BlsImportResult[]> {
       if (closed) throw new Error("the BLS worker pool is closed");
-      // Every call below copies its secret before returning (the contract of importSecretKeys).
-      return Promise.all(secrets.map(importOne));
+      // The slots copy every secret before importMany's first await (the contract).
+      return importMany(secrets, claimed);
     },
 
     sign(key: BlsSecretKey, message: Uint8Array, cancel?: AbortSignal): Promise<Uint8Array> {
       if (closed) {
         return Promise.reject(new SigilError("shutting_down", "the signer is stopping"));
       }
-      const record = records.get(key);
-      if (record === undefined) {
+      const ref = records.get(key);
+      if (ref === undefined) {
         return Promise.reject(
           new Error("BLS key was not imported by this worker pool, or was removed"),
         );
@@ -182,8 +252,9 @@ export async function createPooledBackend(
       if (!(message instanceof Uint8Array)) {
         return Promise.reject(new Error("BLS message must be a byte array"));
       }
+      const { slot, id } = recordOf(ref);
       // A copy: the caller may reuse its bytes, and a view would clone its whole buffer.
-      return record.slot.sign(record.id, message.slice(), cancel);
+      return slot.sign(id, message.slice(), cancel);
     },
 
     stats: () => slots.map((slot) => slot.stats()),
@@ -193,11 +264,12 @@ export async function createPooledBackend(
     },
 
     forget(key: BlsSecretKey): void {
-      const record = records.get(key);
-      if (record === undefined) return;
+      const ref = records.get(key);
+      if (ref === undefined) return;
       records.delete(key);
       collected.unregister(key);
-      record.slot.forget(record.id);
+      const { slot, id } = recordOf(ref);
+      slot.forget(id);
     },
 
     async close(): Promise<void> {

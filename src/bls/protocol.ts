@@ -13,22 +13,35 @@ export interface InitMessage {
   selfTest: { secret: Uint8Array; message: Uint8Array };
 }
 
+/** A key the pool holds already (a restarted worker gets them again): no answer. */
 export interface AddMessage {
   type: "add";
   id: number;
   /** 32 bytes, transferred: the worker zeroes it once imported. */
   secret: Uint8Array;
+  /**
+   * The key's public key as the pool knows it (48 bytes): imported as a claim, so the worker
+   * checks it before the key's first signature instead of deriving it now.
+   */
+  publicKey: Uint8Array;
 }
 
 /**
  * Keys to import and answer for: the worker derives each public key (the costly part of an
- * import) and answers `imported`. Secrets cross once per worker start, in `add` or here.
+ * import), or takes the claimed one, and answers `imported`. Secrets cross once per worker
+ * start, in `add` or here.
  */
 export interface ImportMessage {
   type: "import";
   ids: number[];
   /** The secrets of `ids`, 32 bytes each, back to back; transferred, zeroed once imported. */
   secrets: Uint8Array;
+  /**
+   * Public keys claimed for `ids`, 48 bytes each, back to back; all zero where none is (no
+   * compressed G1 point is all zero). A claimed key is imported as `importClaimedKey` does:
+   * checked before its first signature.
+   */
+  claimed: Uint8Array;
 }
 
 export interface ForgetMessage {

@@ -4,7 +4,12 @@
  */
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
-import { type BlsBackendName, PUBLIC_KEY_BYTES, SECRET_KEY_BYTES } from "./backend";
+import {
+  type BlsBackendName,
+  PUBLIC_KEY_BYTES,
+  PUBLIC_KEY_MISMATCH,
+  SECRET_KEY_BYTES,
+} from "./backend";
 import { toHex } from "./key";
 import type { FromWorker, SignJob, ToWorker } from "./protocol";
 import { SELF_TEST_KEY, SELF_TEST_MESSAGE } from "./select";
@@ -31,10 +36,23 @@ interface Job extends SignJob {
   reject(error: Error): void;
 }
 
-interface ImportWaiter {
-  resolve(publicKey: Uint8Array): void;
-  reject(error: Error): void;
+/** One `importKeys` call: settles once every key has its public key or its error. */
+interface ImportBatch {
+  readonly results: (Uint8Array | Error)[];
+  left: number;
+  done(results: (Uint8Array | Error)[]): void;
 }
+
+/** A key being imported: its call and its place there. */
+interface Importing {
+  readonly batch: ImportBatch;
+  readonly index: number;
+}
+
+/** What the slot keeps of a key: secret ‖ public key (zero until known), in one allocation. */
+const KEY_RECORD_BYTES = SECRET_KEY_BYTES + PUBLIC_KEY_BYTES;
+const secretOf = (record: Uint8Array) => record.subarray(0, SECRET_KEY_BYTES);
+const publicKeyOf = (record: Uint8Array) => record.subarray(SECRET_KEY_BYTES);
 
 export interface KeyRecord {
   readonly id: number;
@@ -62,15 +80,20 @@ export class WorkerSlot {
   #everReady = false;
   /** Deaths and failed starts since the last answered batch; drives the restart delay. */
   #failures = 0;
-  /** Secret copies of this worker's keys, by id (see the module comment). */
+  /**
+   * This worker's keys by id: the secret copy (see the module comment) and the public key, as
+   * one record (KEY_RECORD_BYTES). The public key is zero while the worker derives it.
+   */
   readonly #keys = new Map<number, Uint8Array>();
-  /** Keys whose public key the worker is to derive (`importKey`), by id. */
-  readonly #importing = new Map<number, ImportWaiter>();
+  /** Keys being imported (`importKeys`) and not yet answered, by id. */
+  readonly #importing = new Map<number, Importing>();
   /** Ids of `#importing` not yet sent to the worker. */
   #importQueue: number[] = [];
   #importFlushScheduled = false;
   /** Jobs not yet sent to the worker, in call order. */
   readonly #waiting: Job[] = [];
+  /** Keys whose public key the worker found wrong (logged once each). */
+  readonly #mismatched = new Set<number>();
   /** Jobs sent and not yet answered. */
   readonly #sent = new Map<number, Job>();
   #batchesInFlight = 0;
@@ -139,29 +162,42 @@ export class WorkerSlot {
     return started;
   }
 
-  add(id: number, secret: Uint8Array): void {
-    const copy = Uint8Array.from(secret);
-    this.#keys.set(id, copy);
+  /** Keeps a key whose public key the caller derived, and gives it to the worker. */
+  add(id: number, secret: Uint8Array, publicKey: Uint8Array): void {
+    const record = this.#record(id, secret, publicKey);
     // A worker still starting gets every key of the slot once it is ready.
-    if (this.#state === "ready") this.#sendKey(id, copy);
+    if (this.#state === "ready") this.#sendKey(id, record);
   }
 
   /**
-   * Keeps the key as `add` does, and resolves with its public key once the worker derived it (or
-   * the main thread did, when the worker is down); rejects with the backend's reason when the
-   * secret is refused, and then keeps nothing.
+   * Keeps the keys as `add` does and resolves, in their order, with each one's public key once
+   * the worker derived it, or took the claimed one (the main thread does both when the worker is
+   * down), or with the backend's reason when it refused the secret (the key is then not kept).
+   * One promise for the call, not one per key: start-up imports 100,000 keys this way.
    */
-  importKey(id: number, secret: Uint8Array): Promise<Uint8Array> {
-    this.#keys.set(id, Uint8Array.from(secret));
-    return new Promise((resolve, reject) => {
-      this.#importing.set(id, { resolve, reject });
+  importKeys(
+    ids: readonly number[],
+    secrets: readonly Uint8Array[],
+    claimed: readonly (Uint8Array | undefined)[],
+  ): Promise<(Uint8Array | Error)[]> {
+    return new Promise((resolve) => {
+      const batch: ImportBatch = {
+        results: new Array(ids.length),
+        left: ids.length,
+        done: resolve,
+      };
+      if (ids.length === 0) resolve(batch.results);
+      ids.forEach((id, index) => {
+        this.#record(id, secrets[index] as Uint8Array, claimed[index]);
+        this.#importing.set(id, { batch, index });
+      });
       if (this.#state === "down") {
-        this.#importLocally(id);
+        for (const id of ids) this.#importLocally(id);
         return;
       }
-      // A worker still starting gets it with the rest of the slot's keys once it is ready.
+      // A worker still starting gets them with the rest of the slot's keys once it is ready.
       if (this.#state !== "ready") return;
-      this.#importQueue.push(id);
+      for (const id of ids) this.#importQueue.push(id);
       if (this.#importFlushScheduled) return;
       // Imports asked for in the same turn leave together.
       this.#importFlushScheduled = true;
@@ -170,6 +206,24 @@ export class WorkerSlot {
         this.#sendImports();
       });
     });
+  }
+
+  #record(id: number, secret: Uint8Array, publicKey: Uint8Array | undefined): Uint8Array {
+    const record = new Uint8Array(KEY_RECORD_BYTES);
+    record.set(secret);
+    if (publicKey !== undefined) record.set(publicKey, SECRET_KEY_BYTES);
+    this.#keys.set(id, record);
+    return record;
+  }
+
+  /** Settles one key of an import: its public key (a copy) or its error. */
+  #settle(id: number, result: Uint8Array | Error): void {
+    const importing = this.#importing.get(id);
+    if (importing === undefined) return;
+    this.#importing.delete(id);
+    const { batch, index } = importing;
+    batch.results[index] = result;
+    if (--batch.left === 0) batch.done(batch.results);
   }
 
   forget(id: number): void {
@@ -212,8 +266,7 @@ export class WorkerSlot {
     this.#startWaiter?.reject(stopping());
     this.#startWaiter = undefined;
     this.#failAll(stopping);
-    for (const waiter of this.#importing.values()) waiter.reject(stopping());
-    this.#importing.clear();
+    for (const id of [...this.#importing.keys()]) this.#settle(id, stopping());
     this.#importQueue = [];
     for (const copy of this.#keys.values()) copy.fill(0);
     this.#keys.clear();
@@ -250,41 +303,73 @@ export class WorkerSlot {
       const ids = queue.slice(from, from + MAX_IMPORT_BATCH).filter((id) => this.#keys.has(id));
       // One buffer for the batch, transferred: no copy of it stays behind in this thread.
       const secrets = new Uint8Array(ids.length * SECRET_KEY_BYTES);
+      const claimed = new Uint8Array(ids.length * PUBLIC_KEY_BYTES);
       ids.forEach((id, i) => {
-        secrets.set(this.#keys.get(id) as Uint8Array, i * SECRET_KEY_BYTES);
+        // Byte by byte: a `subarray` of each small record would cost it a buffer of its own.
+        const record = this.#keys.get(id) as Uint8Array;
+        for (let b = 0; b < SECRET_KEY_BYTES; b++) {
+          secrets[i * SECRET_KEY_BYTES + b] = record[b] as number;
+        }
+        for (let b = 0; b < PUBLIC_KEY_BYTES; b++) {
+          claimed[i * PUBLIC_KEY_BYTES + b] = record[SECRET_KEY_BYTES + b] as number;
+        }
       });
-      this.#post({ type: "import", ids, secrets }, [secrets.buffer]);
+      this.#post({ type: "import", ids, secrets, claimed }, [secrets.buffer, claimed.buffer]);
     }
   }
 
   #onImported(ids: number[], publicKeys: Uint8Array, errors: (string | null)[]): void {
     ids.forEach((id, i) => {
-      const waiter = this.#importing.get(id);
-      if (waiter === undefined) return;
-      this.#importing.delete(id);
+      if (!this.#importing.has(id)) return;
       const error = errors[i];
       if (error === null || error === undefined) {
+        const publicKey = publicKeys.subarray(i * PUBLIC_KEY_BYTES, (i + 1) * PUBLIC_KEY_BYTES);
+        this.#keys.get(id)?.set(publicKey, SECRET_KEY_BYTES);
         // A view: the key handle keeps its own copy.
-        waiter.resolve(publicKeys.subarray(i * PUBLIC_KEY_BYTES, (i + 1) * PUBLIC_KEY_BYTES));
+        this.#settle(id, publicKey);
       } else {
         this.#drop(id);
-        waiter.reject(new Error(error));
+        this.#settle(id, new Error(error));
       }
     });
   }
 
-  /** The main thread derives the public key: the worker cannot now. */
+  /**
+   * The main thread imports: the worker cannot now. A claimed public key is taken as it is (the
+   * next worker checks it before the key's first signature); otherwise it is derived here.
+   */
   #importLocally(id: number): void {
-    const waiter = this.#importing.get(id);
-    const copy = this.#keys.get(id);
-    this.#importing.delete(id);
-    if (waiter === undefined || copy === undefined) return;
+    const record = this.#keys.get(id);
+    if (!this.#importing.has(id) || record === undefined) return;
+    const claimed = publicKeyOf(record);
+    if (claimed.some((byte) => byte !== 0)) {
+      this.#settle(id, claimed.slice());
+      return;
+    }
     try {
-      waiter.resolve(this.options.derivePublicKey(copy));
+      const publicKey = this.options.derivePublicKey(secretOf(record));
+      claimed.set(publicKey);
+      this.#settle(id, publicKey);
     } catch (error) {
       this.#drop(id);
-      waiter.reject(error instanceof Error ? error : new Error(String(error)));
+      this.#settle(id, error instanceof Error ? error : new Error(String(error)));
     }
+  }
+
+  /** Says once per key that its claimed public key was wrong: the key never signs (backend.ts). */
+  #mismatch(id: number): void {
+    if (this.#mismatched.has(id)) return;
+    this.#mismatched.add(id);
+    const record = this.#keys.get(id);
+    this.options.logger?.error(
+      "BLS key refused to sign: its public key does not match its secret",
+      {
+        worker: this.index,
+        pubkey: record ? `0x${toHex(publicKeyOf(record))}` : undefined,
+        reason:
+          "its public key came from a cache entry made for it, but wrong; the key never signs",
+      },
+    );
   }
 
   /** Zeroes and lets go of a key the worker never held (a refused import). */
@@ -307,7 +392,10 @@ export class WorkerSlot {
           if (job === undefined) continue;
           this.#sent.delete(result.job);
           if ("signature" in result) job.resolve(result.signature);
-          else job.reject(new Error(`BLS signing failed: ${result.error}`));
+          else {
+            if (result.error === PUBLIC_KEY_MISMATCH) this.#mismatch(job.id);
+            job.reject(new Error(`BLS signing failed: ${result.error}`));
+          }
         }
         this.#batchesInFlight--;
         this.#failures = 0;
@@ -413,10 +501,11 @@ export class WorkerSlot {
     for (const job of this.#waiting.splice(0)) job.reject(error());
   }
 
-  #sendKey(id: number, copy: Uint8Array): void {
+  #sendKey(id: number, record: Uint8Array): void {
     // The worker gets its own copy, transferred: nothing of it stays behind in this thread.
-    const secret = Uint8Array.from(copy);
-    this.#post({ type: "add", id, secret }, [secret.buffer]);
+    const secret = secretOf(record).slice();
+    const publicKey = publicKeyOf(record).slice();
+    this.#post({ type: "add", id, secret, publicKey }, [secret.buffer, publicKey.buffer]);
   }
 
   #post(message: ToWorker, transfer: ArrayBuffer[] = []): void {
