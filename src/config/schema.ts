@@ -168,12 +168,13 @@ const Filesystem = Type.Object(
         enabled: Type.Boolean({
           default: false,
           description:
-            "Keep the keystores' secrets sealed under a key derived from all their passwords, so a restart runs one KDF instead of one per keystore (docs/keys.md).",
+            "Keep the keystores' secrets sealed under a key derived from all their passwords, so a restart runs one KDF instead of one per keystore, and the raw keys' public keys, so a restart does not derive them (docs/keys.md).",
         }),
         path: Type.String({
           default: "./keystore_cache.json",
           minLength: 1,
-          description: "Cache file (mode 0600), rewritten atomically when keys change.",
+          description:
+            "Cache file (mode 0600), rewritten atomically when keys change; the raw keys' public-key cache is this path with .pubkeys appended.",
         }),
       },
       strict,

@@ -16,14 +16,15 @@ import { basename, dirname, join } from "node:path";
  * directory (so the rename itself is durable). Temporaries do not end in .yaml/.json, so the
  * key loader never reads one.
  */
-export function writeFileAtomic(path: string, content: string, mode = 0o600): void {
+export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o600): void {
   const temporary = join(
     dirname(path),
     `.${basename(path)}.${randomBytes(TEMPORARY_SUFFIX_BYTES).toString("hex")}.tmp`,
   );
   const fd = openSync(temporary, "wx", mode);
   try {
-    writeSync(fd, content);
+    if (typeof content === "string") writeSync(fd, content);
+    else for (let at = 0; at < content.length; ) at += writeSync(fd, content, at);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

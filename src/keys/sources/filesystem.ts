@@ -3,6 +3,7 @@ import type { BlsBackend } from "../../bls/backend";
 import type { Logger } from "../../observability/log";
 import { type KeystoreDecrypt, loadFilesystemKeys } from "../filesystem";
 import type { KeystoreCache } from "../keystore-cache";
+import { PubkeyCache } from "../pubkey-cache";
 import { KeyManagerFiles } from "./keymanager-files";
 import type { KeySource, SnapshotKey, SourceSnapshot } from "./source";
 
@@ -12,13 +13,19 @@ export interface FilesystemSourceOptions {
   readonly rawConcurrency: number;
   readonly bls: BlsBackend;
   readonly logger: Logger;
-  /** The keystore cache file (key_sources.filesystem.cache), if enabled. */
+  /**
+   * The keystore cache file (key_sources.filesystem.cache), if enabled; the raw keys' public-key
+   * cache is the file beside it, PUBKEY_CACHE_SUFFIX appended.
+   */
   readonly cachePath?: string;
   /** With the Key Manager API: its keystore files live in the first path. */
   readonly keyManager?: boolean;
   /** Defaults to `decryptKeystore` (tests count calls). */
   readonly decrypt?: KeystoreDecrypt;
 }
+
+/** The public-key cache's file is the keystore cache's path with this appended. */
+export const PUBKEY_CACHE_SUFFIX = ".pubkeys";
 
 const NOT_A_KEY_MANAGER_FILE =
   "its descriptor is not a Key Manager file (<pubkey>.yaml in the first key directory)";
@@ -40,6 +47,7 @@ export class FilesystemSource implements KeySource {
   readonly name = "filesystem" as const;
   readonly writer?: KeyManagerFiles;
   #cache: KeystoreCache | undefined;
+  #pubkeys: PubkeyCache | undefined;
   #loaded = false;
   /** Fingerprint → pubkey of what the last load (and the writes since) read. */
   #fingerprints = new Map<string, string>();
@@ -69,6 +77,13 @@ export class FilesystemSource implements KeySource {
         ? undefined
         : { path: options.cachePath, keepOpen: true }
       : this.#cache && { open: this.#cache };
+    if (first && options.cachePath !== undefined) {
+      this.#pubkeys = await PubkeyCache.open(
+        options.cachePath + PUBKEY_CACHE_SUFFIX,
+        options.logger,
+      );
+    }
+    const pubkeys = this.#pubkeys;
     const result = await loadFilesystemKeys({
       paths: [...options.paths],
       keystoreConcurrency: options.keystoreConcurrency,
@@ -77,6 +92,10 @@ export class FilesystemSource implements KeySource {
       logger: options.logger,
       ...(cache ? { cache } : {}),
       ...(options.decrypt ? { decrypt: options.decrypt } : {}),
+      ...(pubkeys ? { pubkeyCache: { cache: pubkeys, prune: first } } : {}),
+      // The first load runs before the signer serves requests; reloads never hold the loop.
+      syncReads: first,
+      ...(first ? { collect: () => Bun.gc(true) } : {}),
       ...(first
         ? {}
         : {
@@ -91,14 +110,24 @@ export class FilesystemSource implements KeySource {
       this.#loaded = true;
     }
     const all = [...result.keys, ...result.reused];
-    const perFile = new Map<string, number>();
-    for (const { file } of all) perFile.set(resolve(file), (perFile.get(resolve(file)) ?? 0) + 1);
+    // Keys per descriptor file: only asked for with a writer (and then made once).
+    let perFile: Map<string, number> | undefined;
+    const keysIn = (file: string): number => {
+      if (perFile === undefined) {
+        perFile = new Map();
+        for (const { file } of all) {
+          const path = resolve(file);
+          perFile.set(path, (perFile.get(path) ?? 0) + 1);
+        }
+      }
+      return perFile.get(resolve(file)) ?? 0;
+    };
     const elsewhere = new Map<string, string>();
     for (const failure of result.failures)
       if (failure.pubkey) elsewhere.set(failure.pubkey, failure.file);
     const readonly = (pubkey: string, file: string): string | undefined => {
       if (!this.writer?.manages(file, pubkey)) return NOT_A_KEY_MANAGER_FILE;
-      if ((perFile.get(resolve(file)) ?? 0) > 1) return "its descriptor file holds other keys too";
+      if (keysIn(file) > 1) return "its descriptor file holds other keys too";
       const other = elsewhere.get(pubkey);
       if (other !== undefined) return `another descriptor describes it too (${other})`;
       return undefined;
@@ -111,7 +140,8 @@ export class FilesystemSource implements KeySource {
       })),
       ...result.reused.map(({ pubkey, file }) => ({ pubkey, readonly: readonly(pubkey, file) })),
     ];
-    const next = new Map(all.map(({ fingerprint, pubkey }) => [fingerprint, pubkey]));
+    const next = new Map<string, string>();
+    for (const { fingerprint, pubkey } of all) next.set(fingerprint, pubkey);
     // Keys no descriptor holds any more leave the cache.
     if (!first && this.#cache) {
       const still = new Set(next.values());
