@@ -9,7 +9,11 @@
 //   scrypt     1,000 EIP-2335 keystores, scrypt n = 2^18 (about 1 s of one core each), and the
 //              time extrapolated LINEARLY to 10,000: empty + (scrypt − empty) × 10,000 / 1,000
 //              (the peak RSS is not extrapolated: it depends on how many KDFs run at once)
-//   raw-large  100,000 `file-raw` descriptors
+//   raw-large  100,000 `file-raw` descriptors, at each of BENCH_STARTUP_WORKERS (bls.workers);
+//              when the binary has the keystore cache, also its first start with the cache on
+//              (which writes the raw keys' public-key cache beside it) and the restart that cache
+//              serves ("restart with pubkey cache": must log the public-key cache valid with every
+//              key from it); then the per-phase breakdown of startup-phases.ts on the same files
 //   scrypt-cache  when the binary has `key_sources.filesystem.cache`: the scrypt case started
 //              once with the cache on (fills it) and then again ("restart with cache"); each
 //              restart must log the cache valid with every key from it
@@ -33,6 +37,9 @@
 //   BENCH_STARTUP_SCRYPT          scrypt keystores (default 1000)
 //   BENCH_STARTUP_SCRYPT_TARGET   count the scrypt time is extrapolated to (default 10000)
 //   BENCH_STARTUP_RAW_LARGE       raw keys of the large case (default 100000)
+//   BENCH_STARTUP_WORKERS         bls.workers of the large cases, comma-separated (default: unset,
+//                                 one per core); the phase breakdown's hand-over uses the same
+//   BENCH_STARTUP_PHASES          0 skips the phase breakdown (default 1)
 //   BENCH_STARTUP_CACHE_RESTART   keystores of the cache-10k case (default 10000)
 //   BENCH_STARTUP_CACHE_SETTING   JSON for key_sources.filesystem.cache in the cache case, $PATH
 //                                 standing for the cache file (default: the first of a path,
@@ -47,6 +54,7 @@ import {
   defaultScryptModule,
   type IKeystore,
 } from "@chainsafe/bls-keystore";
+import type { PhaseRow } from "./startup-phases";
 import {
   at,
   baseConfig,
@@ -54,6 +62,7 @@ import {
   CACHE_DIR,
   cpuSeconds,
   envInt,
+  envList,
   load1,
   printTable,
   pubkeyHex,
@@ -64,6 +73,7 @@ import {
   signerDefaults,
   sourceSchemaHas,
   startSigner,
+  threadCpuSeconds,
   vm,
   writeRawKeys,
 } from "./support";
@@ -95,6 +105,9 @@ interface Row {
   keys: number;
   ready_s: number;
   cpu_s: number;
+  /** CPU of the main thread and of the BLS worker threads (the rest: GC and I/O threads). */
+  main_cpu_s?: number;
+  workers_cpu_s?: number;
   cores_used: number;
   peak_rss_mib: number;
   rss_mib: number;
@@ -111,6 +124,9 @@ export async function startup(): Promise<Record<string, unknown>> {
     rawLarge: envInt("BENCH_STARTUP_RAW_LARGE", 100_000),
     cacheRestart: envInt("BENCH_STARTUP_CACHE_RESTART", 10_000),
   };
+  /** bls.workers of the large cases; undefined = the signer's default (one per core). */
+  const workerCounts: (number | undefined)[] = envList("BENCH_STARTUP_WORKERS", []).map(Number);
+  if (workerCounts.length === 0) workerCounts.push(undefined);
   const { command, label } = signerCommand();
   const defaults = signerDefaults(command);
   const cacheDefault = at(defaults, "key_sources.filesystem.cache");
@@ -147,9 +163,11 @@ export async function startup(): Promise<Record<string, unknown>> {
       check?: (log: readonly string[]) => void;
       /** `logging.level` instead of the benchmarks' default. */
       logLevel?: string;
+      /** bls.workers (unset: the signer's default). */
+      workers?: number;
     } = {},
   ): Promise<Row> => {
-    const { extra = {}, note, check, logLevel } = options;
+    const { extra = {}, note, check, logLevel, workers } = options;
     const caseDir = join(dir, `run-${rows.length}`);
     mkdirSync(caseDir);
     const loadBefore = load1();
@@ -160,6 +178,7 @@ export async function startup(): Promise<Record<string, unknown>> {
         ...baseConfig(),
         ...(logLevel ? { logging: { level: logLevel, format: "json" } } : {}),
         key_sources: { filesystem: { paths: [keysDir], ...extra } },
+        ...(workers === undefined ? {} : { bls: { workers } }),
         antislashing: { backend: "sqlite", path: join(caseDir, "slashing.sqlite") },
       },
       READY_TIMEOUT_MS,
@@ -170,12 +189,15 @@ export async function startup(): Promise<Record<string, unknown>> {
       }
       check?.(signer.log);
       const cpu = cpuSeconds(signer.proc.pid);
+      const threads = threadCpuSeconds(signer.proc.pid);
       const memory = vm(signer.proc.pid);
       const row: Row = {
         case: name,
         keys: count,
         ready_s: round(signer.readyMs / 1000, 3),
         cpu_s: round(cpu, 2),
+        main_cpu_s: round(threads.main, 2),
+        workers_cpu_s: round(threads.workers, 2),
         cores_used: round(cpu / (signer.readyMs / 1000), 2),
         peak_rss_mib: memory.peak_rss_mib,
         rss_mib: memory.rss_mib,
@@ -224,6 +246,38 @@ export async function startup(): Promise<Record<string, unknown>> {
     }
   };
 
+  /**
+   * Raw keys with the cache on: a first start (writes the public-key cache), then the restart it
+   * serves, which must log the public-key cache valid with every key from it. A binary without the
+   * public-key cache logs nothing about it: the restart is then skipped, said so.
+   */
+  const pubkeyCacheCases = async (kind: string, keysDir: string, workers?: number) => {
+    const setting = JSON.parse(
+      JSON.stringify(cacheShape).replaceAll(cachePath, join(dir, `keystore-cache-${rows.length}`)),
+    ) as unknown;
+    const count = sizes.rawLarge;
+    let logged = false;
+    await run(`${kind}, cache on, first start`, keysDir, count, {
+      extra: { cache: setting },
+      workers,
+      logLevel: CACHE_LOG_LEVEL,
+      check: (log) => {
+        logged = log.some((line) => line.includes('"msg":"public-key cache"'));
+      },
+    });
+    if (!logged) {
+      console.log(`  ${kind}: this binary has no public-key cache; restart case skipped`);
+      return;
+    }
+    await run(`${kind}, restart with pubkey cache`, keysDir, count, {
+      extra: { cache: setting },
+      workers,
+      logLevel: CACHE_LOG_LEVEL,
+      check: pubkeyCacheLogged(count),
+    });
+  };
+
+  let phases: PhaseRow[] | undefined;
   try {
     const empty = join(dir, "keys-empty");
     mkdirSync(empty);
@@ -277,8 +331,21 @@ export async function startup(): Promise<Record<string, unknown>> {
     if (sizes.rawLarge > 0) {
       rmSync(join(dir, "keys-raw"), { recursive: true, force: true });
       console.log(`  writing ${sizes.rawLarge} raw descriptors…`);
-      writeRawKeys(join(dir, "keys-raw-large"), sizes.rawLarge);
-      await run("raw-large", join(dir, "keys-raw-large"), sizes.rawLarge);
+      const largeDir = join(dir, "keys-raw-large");
+      writeRawKeys(largeDir, sizes.rawLarge);
+      for (const workers of workerCounts) {
+        const suffix = workers === undefined ? "" : `, ${workers} workers`;
+        await run(`raw-large${suffix}`, largeDir, sizes.rawLarge, { workers });
+        if (hasCache) await pubkeyCacheCases(`raw-large${suffix}`, largeDir, workers);
+      }
+      if (envInt("BENCH_STARTUP_PHASES", 1) > 0) {
+        const counts = workerCounts.map((w) => w ?? cpus().length);
+        console.log("  phase breakdown (startup-phases.ts)…");
+        phases = await runJsonChild<PhaseRow[]>(join(import.meta.dir, "startup-phases.ts"), [
+          largeDir,
+          counts.join(","),
+        ]);
+      }
     }
 
     printTable(
@@ -286,6 +353,12 @@ export async function startup(): Promise<Record<string, unknown>> {
       rows.map(({ note: _note, ...row }) => row),
     );
     for (const row of rows) if (row.note) console.log(`  ${row.case}: ${row.note}`);
+    if (phases) {
+      printTable(
+        `startup phases: ${sizes.rawLarge} raw keys, each phase alone, in-process (startup-phases.ts)`,
+        phases.map((row) => ({ ...row })),
+      );
+    }
     return {
       signer: label,
       cores: cpus().length,
@@ -297,6 +370,7 @@ export async function startup(): Promise<Record<string, unknown>> {
         rss_mib: Number.isNaN(row.rss_mib) ? null : row.rss_mib,
       })),
       scrypt_extrapolated: extrapolated ?? null,
+      phases: phases ?? null,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -403,6 +477,20 @@ function cacheLogged(state: string, fromCache: number): (log: readonly string[])
       throw new Error(
         `expected the keystore cache ${state} with ${fromCache} keys from it, ` +
           `the signer logged: ${line ?? "nothing about the cache"}`,
+      );
+    }
+  };
+}
+
+/** Checks the `public-key cache` log line of a restart: valid, every raw key from it. */
+function pubkeyCacheLogged(fromCache: number): (log: readonly string[]) => void {
+  return (log) => {
+    const line = log.find((entry) => entry.includes('"msg":"public-key cache"'));
+    const fields = line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
+    if (fields?.state !== "valid" || fields.fromCache !== fromCache || fields.derived !== 0) {
+      throw new Error(
+        `expected the public-key cache valid with ${fromCache} keys from it, ` +
+          `the signer logged: ${line ?? "nothing about it"}`,
       );
     }
   };
