@@ -7,6 +7,8 @@ import { SigilError } from "../errors";
  * length). Parse errors never echo the body: it may hold secrets.
  */
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+/** One decoder for every body: a call without `stream` keeps no state between calls. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 export async function readJsonBody(
   request: Request,
@@ -23,7 +25,7 @@ export async function readJsonBody(
   requireJsonContentType(request.headers.get("content-type"));
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = UTF8.decode(bytes);
   } catch {
     throw new SigilError("invalid_utf8", "request body is not valid UTF-8");
   }

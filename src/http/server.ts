@@ -64,12 +64,8 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   const fetch = async (incoming: Request, server: Server<undefined>): Promise<Response> => {
     const id = `${Date.now().toString(36)}-${(++sequence).toString(36)}`;
     let close = draining || asksToClose(incoming.headers.get("connection"));
-    const finish = (response: Response, headers: Record<string, string> = {}) => {
-      headers["x-request-id"] = id;
-      if (close) headers.connection = "close";
-      else headers["keep-alive"] = keepAlive;
-      return withHeaders(response, headers);
-    };
+    const finish = (response: Response, extra?: Record<string, string>) =>
+      withHeaders(response, extra, id, close ? null : keepAlive);
     const refuse = (code: ErrorCode, message: string) => {
       close = true;
       return finish(errorResponse(code, message));
@@ -150,7 +146,7 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
       const response = await Promise.race([Promise.resolve(options.handle(request)), timedOut]);
       // Draining began while this request ran: it is answered, and its connection closed.
       close ||= draining;
-      return finish(response, options.cors ? corsResponseHeaders(options.cors, origin) : {});
+      return finish(response, options.cors ? corsResponseHeaders(options.cors, origin) : undefined);
     } catch (error) {
       log.error("request failed outside the application", { request_id: id, error: String(error) });
       return finish(errorResponse("internal_error", "internal error"));
@@ -226,15 +222,36 @@ function setIdle(server: Server<undefined>, request: Request, seconds: number): 
   }
 }
 
-function withHeaders(response: Response, headers: Record<string, string>): Response {
+/**
+ * The response with `extra` (CORS), the request id, and `Connection: close` (keepAlive null) or
+ * the `Keep-Alive` announcement; a response whose headers are immutable is copied first.
+ */
+function withHeaders(
+  response: Response,
+  extra: Record<string, string> | undefined,
+  id: string,
+  keepAlive: string | null,
+): Response {
   try {
-    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+    setHeaders(response.headers, extra, id, keepAlive);
     return response;
   } catch {
     const copy = new Response(response.body, response);
-    for (const [name, value] of Object.entries(headers)) copy.headers.set(name, value);
+    setHeaders(copy.headers, extra, id, keepAlive);
     return copy;
   }
+}
+
+function setHeaders(
+  headers: Headers,
+  extra: Record<string, string> | undefined,
+  id: string,
+  keepAlive: string | null,
+): void {
+  if (extra) for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  headers.set("x-request-id", id);
+  if (keepAlive === null) headers.set("connection", "close");
+  else headers.set("keep-alive", keepAlive);
 }
 
 /**
