@@ -31,13 +31,17 @@
 //   BENCH_SIGN_BLS_SECONDS      duration of each raw all-core rate measurement (default 5)
 //   BENCH_SIGN_ROUNDS           raw + max + half rounds per variant (default 3)
 //   BENCH_SIGN_LOADGEN          "bun" to drive every run with sign-load.ts even where wrk exists
+//   BENCH_SIGN_CPU_PROFILE      a directory: run the sources (bun src/main.ts) with --cpu-prof into
+//                               it, and split the main thread's samples into the stages of a
+//                               request (cpu-stages.ts) in each variant's record
 import { deepStrictEqual } from "node:assert";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { attestationRequest } from "../../test/support/slashing";
 import { measureBlstAllCores, measureSignRate, type SignRate } from "./bls";
+import { mainThreadStages } from "./cpu-stages";
 import { attestationBody, requestFor } from "./sign-body";
 import { checkWrkRequests, PACED_CONNECTIONS, runWrk, wrkPath } from "./sign-wrk";
 import {
@@ -51,6 +55,7 @@ import {
   machineCpuTicks,
   percentile,
   printTable,
+  ROOT,
   type RunningSigner,
   round,
   runJsonChild,
@@ -71,6 +76,9 @@ const WARMUP_SECONDS = envInt("BENCH_SIGN_WARMUP_SECONDS", 20);
 const CONNECTIONS = envInt("BENCH_SIGN_CONNECTIONS", 64);
 const BLS_SECONDS = envInt("BENCH_SIGN_BLS_SECONDS", 5);
 const ROUNDS = envInt("BENCH_SIGN_ROUNDS", 3);
+const PROFILE_DIR = process.env.BENCH_SIGN_CPU_PROFILE;
+/** The sampling interval of a profiled signer, in µs (Bun's default is 1,000). */
+const PROFILE_INTERVAL_US = 250;
 const RATIO_TARGET = 0.7;
 const HALF_P99_TARGET_MS = 20;
 
@@ -97,7 +105,7 @@ export async function signHttp(): Promise<Record<string, unknown>> {
   if (!Number.isInteger(ROUNDS) || ROUNDS < 1) {
     throw new Error(`BENCH_SIGN_ROUNDS=${ROUNDS}: expected a whole number, at least 1`);
   }
-  const { command, label } = signerCommand();
+  const { command, label } = PROFILE_DIR ? profiledCommand(PROFILE_DIR) : signerCommand();
   const defaults = signerDefaults(command);
   // Optional options without a default do not show in `config print`: probe with config check.
   const hasWorkers = signerAccepts(command, { bls: { workers: 0 } });
@@ -163,16 +171,29 @@ export async function signHttp(): Promise<Record<string, unknown>> {
         },
       };
       const signer = await startSigner(command, join(dir, `${variant.name}.yaml`), config);
+      let result: Record<string, unknown> | undefined;
       try {
         if (signer.keys !== KEYS) throw new Error(`signer loaded ${signer.keys}/${KEYS} keys`);
         await checkOneSignature(signer.url, pubkeys);
         const keys = { pubkeys, pubkeysFile, wrk };
-        const result = await runVariant(variant, signer, keys, rawNoble, defaultWorkers);
+        result = await runVariant(variant, signer, keys, rawNoble, defaultWorkers);
         // What the signer says about its BLS set-up (backend, and workers once it has them).
         const blsLine = signer.log.find((line) => line.includes('"msg":"BLS backend"'));
-        results.push({ ...result, signer_bls_log: blsLine ? JSON.parse(blsLine) : null });
+        result.signer_bls_log = blsLine ? JSON.parse(blsLine) : null;
+        results.push(result);
       } finally {
         await signer.stop();
+      }
+      // The profile is written when the signer exits; its name carries the signer's pid.
+      if (PROFILE_DIR && result) {
+        const name = readdirSync(PROFILE_DIR).find((file) => file.includes(`.${signer.proc.pid}.`));
+        result.main_thread_stages = name
+          ? mainThreadStages(
+              join(PROFILE_DIR, name),
+              (result.requests_answered as number) + 1,
+              PROFILE_INTERVAL_US,
+            )
+          : null;
       }
     }
 
@@ -205,6 +226,16 @@ export async function signHttp(): Promise<Record<string, unknown>> {
       const { median, min, max } = figure as { median: number; min: number; max: number };
       return `${median} (${min}–${max})`;
     };
+    if (PROFILE_DIR) {
+      printTable(
+        "main thread per answered request, µs, from the CPU profile (warm-up, max and half runs)",
+        results.map((variant) => ({
+          variant: variant.variant,
+          ...(at(variant, "main_thread_stages.us_per_request") as Record<string, number>),
+          sampled: at(variant, "main_thread_stages.sampled_us_per_request"),
+        })),
+      );
+    }
     printTable(
       `sign-http targets over ${ROUNDS} round(s): median (range)`,
       results.map((variant) => {
@@ -273,6 +304,8 @@ async function runVariant(
     bls_workers:
       variant.workers ?? (defaultWorkers === undefined ? "-" : `default (${defaultWorkers})`),
     warmup_requests: warm.ok,
+    // Every 2xx of the warm-up and of the max and half runs (the CPU profile's divisor).
+    requests_answered: warm.ok + rounds.reduce((sum, r) => sum + r.requests_answered, 0),
     summary: summarise(rounds),
     rounds,
     errors: warm.errors + rounds.reduce((sum, r) => sum + r.errors, 0),
@@ -289,6 +322,7 @@ interface RoundFigures {
   half_p99_ms: number;
   half_p99_under_20ms: boolean;
   errors: number;
+  requests_answered: number;
   statuses: Record<string, number>;
   [figure: string]: unknown;
 }
@@ -361,6 +395,7 @@ async function runRound(
     half_client_cores_used:
       half.client_cpu_s === null ? null : round(half.client_cpu_s / half.elapsed_s, 2),
     errors: max.errors + half.errors,
+    requests_answered: max.ok + half.ok,
     statuses: mergeCounts([max.statuses, half.statuses]),
     signer_cores_used_at_max: round(signerCores, 2),
     signer_cpu_us_per_request_at_max: {
@@ -482,3 +517,18 @@ function mergeCounts(all: readonly Record<string, number>[]): Record<string, num
 }
 
 if (import.meta.main) await signHttp();
+
+/** The sources under Bun with its sampling profiler on, writing into `dir` at exit. */
+function profiledCommand(dir: string): { command: string[]; label: string } {
+  mkdirSync(dir, { recursive: true });
+  return {
+    command: [
+      process.execPath,
+      "--cpu-prof",
+      `--cpu-prof-dir=${dir}`,
+      `--cpu-prof-interval=${PROFILE_INTERVAL_US}`,
+      join(ROOT, "src/main.ts"),
+    ],
+    label: `bun --cpu-prof src/main.ts (profiles in ${dir})`,
+  };
+}
