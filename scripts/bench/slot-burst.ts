@@ -11,8 +11,10 @@
 //   start    the built binary with N keys (the time to ready is recorded)
 //   check    one signature by hand, verified over the root the test oracle computes
 //   raw      the raw all-core blst rate, signer idle
-//   first    the first burst of the freshly started signer: every validator's first record
-//   bursts   per connection count, `rounds` bursts, each one epoch later than the one before
+//   first    the first burst of the freshly started signer (round 0): every validator's first record
+//   warm-up  more bursts, unreported, until the signer has signed `warmup` requests (its JIT warm,
+//            as in a signer that has run for a while)
+//   bursts   per connection count, `rounds` bursts; each burst is one epoch after the one before
 // The slot's committee is ceil(N / 32) validators drawn pseudo-randomly (fixed seed) from the whole
 // set; every request of a burst signs the same attestation data (as one slot's attesters do).
 // Each burst also records where the CPU went: the signer's per request by thread (main, each BLS
@@ -26,6 +28,8 @@
 //   BENCH_SLOT_BACKENDS         comma-separated subset of sqlite,postgres (default both)
 //   BENCH_SLOT_CONNECTIONS      comma-separated connection counts (default 64,256)
 //   BENCH_SLOT_ROUNDS           measured bursts per connection count (default 3)
+//   BENCH_SLOT_WARMUP_REQUESTS  requests signed (first burst included) before the measured bursts
+//                               (default 5000: whole bursts, at least the first)
 //   BENCH_SLOT_BLS_SECONDS      duration of each raw all-core rate measurement (default 3)
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
@@ -142,6 +146,7 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
   }
   const connectionCounts = envList("BENCH_SLOT_CONNECTIONS", ["64", "256"]).map(Number);
   const rounds = envInt("BENCH_SLOT_ROUNDS", 3);
+  const warmupRequests = envInt("BENCH_SLOT_WARMUP_REQUESTS", 5000);
   const blsSeconds = envInt("BENCH_SLOT_BLS_SECONDS", 3);
   const { command, label } = signerCommand();
 
@@ -190,6 +195,7 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
           const run = await runCase(signer, pubkeysFile, members.length, {
             connectionCounts,
             rounds,
+            warmupRequests,
             blsSeconds,
             postgresPort: backend === "postgres" ? postgres?.port : undefined,
           });
@@ -221,11 +227,10 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
         "last ÷ ideal": burst.last_over_ideal,
         [`≤ ${TARGET_FACTOR}×`]:
           burst.last_over_ideal === null ? "-" : burst.last_over_ideal <= TARGET_FACTOR,
-        "sig/s": burst.signatures_per_s,
-        "req p99 ms": burst.request_p99_ms,
         errors: burst.errors,
         "main µs/req": burst.signer_cpu_us_per_request.main_thread,
         "pg µs/req": burst.signer_cpu_us_per_request.postgres_server ?? "-",
+        "raw CPU ÷ signer CPU": burst.raw_cpu_over_signer_cpu,
         "signer cores": burst.signer_cores,
         "others' cores": burst.other_cores,
       })),
@@ -234,6 +239,22 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
       `slot-burst: ${label}, ${cpus().length} cores; ideal = burst ÷ raw all-core blst rate ` +
         "(measured in this run, signer idle); round 0 = the signer's first burst",
       rows,
+    );
+    printTable(
+      `slot-burst: median over rounds 1–${rounds} (range of last ÷ ideal)`,
+      results.flatMap((result) =>
+        (result.summary as Summary[]).map((summary) => ({
+          validators: result.validators,
+          backend: result.backend,
+          burst: result.burst,
+          conns: summary.connections,
+          "last ms": summary.last_ms_median,
+          "p99 ms": summary.p99_ms_median,
+          "ideal ms": summary.ideal_ms,
+          "last ÷ ideal": `${summary.last_over_ideal_median} (${summary.last_over_ideal_min}–${summary.last_over_ideal_max})`,
+          "raw CPU ÷ signer CPU": summary.raw_cpu_over_signer_cpu_median,
+        })),
+      ),
     );
     return {
       signer: label,
@@ -250,6 +271,17 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
   }
 }
 
+interface Summary {
+  connections: number;
+  ideal_ms: number | null;
+  last_ms_median: number;
+  p99_ms_median: number;
+  last_over_ideal_median: number;
+  last_over_ideal_min: number;
+  last_over_ideal_max: number;
+  raw_cpu_over_signer_cpu_median: number;
+}
+
 interface BurstRecord extends ReturnType<typeof burstFigures> {
   connections: number;
   round: number;
@@ -261,7 +293,10 @@ interface BurstRecord extends ReturnType<typeof burstFigures> {
     other_threads: number;
     postgres_server: number | null;
   };
+  raw_cpu_over_signer_cpu: number | null;
+  raw_cpu_over_signer_and_postgres_cpu: number | null;
   bls_worker_cpu_s: number[];
+  other_threads_us_per_request: Record<string, number>;
   signer_cores: number | null;
   postgres_cores: number | null;
   client_cores: number | null;
@@ -279,6 +314,7 @@ async function runCase(
   options: {
     connectionCounts: readonly number[];
     rounds: number;
+    warmupRequests: number;
     blsSeconds: number;
     postgresPort: number | undefined;
   },
@@ -289,14 +325,7 @@ async function runCase(
   );
   const bursts: BurstRecord[] = [];
   let epoch = 0;
-  const firstConnections = options.connectionCounts[0] ?? 64;
-  const plan = [
-    { connections: firstConnections, round: 0 },
-    ...options.connectionCounts.flatMap((connections) =>
-      Array.from({ length: options.rounds }, (_, i) => ({ connections, round: i + 1 })),
-    ),
-  ];
-  for (const { connections, round: roundNumber } of plan) {
+  const run = (connections: number) => {
     const spec: BurstSpec = {
       url: signer.url,
       pubkeysFile,
@@ -306,26 +335,59 @@ async function runCase(
       salt: epoch + 1,
     };
     epoch++;
-    const record = await measureBurst(signer, spec, burst, raw, options.postgresPort);
-    bursts.push({ connections, round: roundNumber, ...record });
+    return measureBurst(signer, spec, burst, raw, options.postgresPort);
+  };
+  const report = (connections: number, roundNumber: number, record: BurstRecord) => {
+    bursts.push(record);
     console.log(
       `  ${connections} connections, round ${roundNumber}: last ${record.last_ms} ms, ` +
         `p99 ${record.p99_ms} ms, ideal ${record.ideal_ms} ms (${record.last_over_ideal}×)`,
     );
+  };
+  // Round 0: the freshly started signer's first burst (every validator's first record).
+  const firstConnections = options.connectionCounts[0] ?? 64;
+  report(firstConnections, 0, {
+    connections: firstConnections,
+    round: 0,
+    ...(await run(firstConnections)),
+  });
+  // Then unreported bursts until the signer is warm (JIT), as one running for a while is.
+  let warmupRequests = burst;
+  let warmupBursts = 0;
+  let warmupErrors = 0;
+  while (warmupRequests < options.warmupRequests) {
+    warmupErrors += (await run(firstConnections)).errors;
+    warmupRequests += burst;
+    warmupBursts++;
+  }
+  console.log(`  warm-up: ${warmupBursts} more bursts, ${warmupRequests} requests in all`);
+  for (const connections of options.connectionCounts) {
+    for (let index = 1; index <= options.rounds; index++) {
+      report(connections, index, { connections, round: index, ...(await run(connections)) });
+    }
   }
   const measured = bursts.filter((b) => b.round > 0);
-  const byConnections = options.connectionCounts.map((connections) => {
+  const byConnections = options.connectionCounts.map((connections): Summary => {
     const own = measured.filter((b) => b.connections === connections);
+    const median = (values: number[]) => round(percentile(sortedCopy(values), 50), 2);
     const lastRatios = sortedCopy(own.flatMap((b) => b.last_over_ideal ?? []));
     return {
       connections,
+      ideal_ms: own[0]?.ideal_ms ?? null,
+      last_ms_median: median(own.map((b) => b.last_ms)),
+      p99_ms_median: median(own.map((b) => b.p99_ms)),
       last_over_ideal_median: round(percentile(lastRatios, 50), 2),
+      last_over_ideal_min: round(lastRatios[0] ?? 0, 2),
       last_over_ideal_max: round(lastRatios[lastRatios.length - 1] ?? 0, 2),
-      last_ms_median: round(percentile(sortedCopy(own.map((b) => b.last_ms)), 50), 1),
-      p99_ms_median: round(percentile(sortedCopy(own.map((b) => b.p99_ms)), 50), 1),
+      raw_cpu_over_signer_cpu_median: median(own.flatMap((b) => b.raw_cpu_over_signer_cpu ?? [])),
     };
   });
-  return { raw_blst_ops_per_s: raw, summary: byConnections, bursts };
+  return {
+    raw_blst_ops_per_s: raw,
+    warmup: { bursts: warmupBursts, requests: warmupRequests, errors: warmupErrors },
+    summary: byConnections,
+    bursts,
+  };
 }
 
 /** One burst through a fresh load generator process, with the signer's CPU around it. */
@@ -382,6 +444,11 @@ async function measureBurst(
       result.ok > 0 ? round((seconds / result.ok) * 1e6, 0) : 0;
     const cores = (seconds: number) => (wall > 0 ? round(seconds / wall, 2) : null);
     const busy = machineCores(machineBefore, machineAfter, "busy", cpus().length);
+    // The ratio as CPU (robust to other work on the machine): what a signature costs a core at the
+    // raw rate ÷ what a request cost the signer (and postgres, on the same cores).
+    const rawCpuPerSignature = raw > 0 ? cpus().length / raw : 0;
+    const cpuRatio = (seconds: number) =>
+      result.ok > 0 && seconds > 0 ? round((rawCpuPerSignature * result.ok) / seconds, 2) : null;
     return {
       ...burstFigures(result, burst, raw),
       errors: burst - result.ok, // refused, failed or never sent
@@ -392,7 +459,18 @@ async function measureBurst(
         other_threads: perRequest(otherSeconds),
         postgres_server: postgresPort === undefined ? null : perRequest(pgSeconds),
       },
+      raw_cpu_over_signer_cpu: cpuRatio(signerSeconds),
+      raw_cpu_over_signer_and_postgres_cpu:
+        postgresPort === undefined ? null : cpuRatio(signerSeconds + pgSeconds),
       bls_worker_cpu_s: workerSeconds.map((seconds) => round(seconds, 3)),
+      other_threads_us_per_request: Object.fromEntries(
+        [...threadsAfter.otherByName]
+          .map(([name, seconds]) => [
+            name,
+            perRequest(seconds - (threadsBefore.otherByName.get(name) ?? 0)),
+          ])
+          .filter(([, micros]) => micros !== 0),
+      ),
       signer_cores: cores(signerSeconds),
       postgres_cores: postgresPort === undefined ? null : cores(pgSeconds),
       client_cores: cores(result.client_cpu_s),
@@ -438,8 +516,15 @@ export function signerThreadSeconds(pid: number): {
   main: number;
   workers: Map<string, number>;
   other: number;
+  /** The other threads' seconds by thread name (Bun's JIT, GC and thread-pool threads…). */
+  otherByName: Map<string, number>;
 } {
-  const result = { main: 0, workers: new Map<string, number>(), other: 0 };
+  const result = {
+    main: 0,
+    workers: new Map<string, number>(),
+    other: 0,
+    otherByName: new Map<string, number>(),
+  };
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     const stat = readOrNull(`/proc/${pid}/task/${tid}/stat`);
     if (stat === null) continue;
@@ -447,7 +532,10 @@ export function signerThreadSeconds(pid: number): {
     const { seconds } = statFields(stat);
     if (tid === String(pid)) result.main += seconds;
     else if (name === "Worker") result.workers.set(tid, seconds);
-    else result.other += seconds;
+    else {
+      result.other += seconds;
+      result.otherByName.set(name, (result.otherByName.get(name) ?? 0) + seconds);
+    }
   }
   return result;
 }
