@@ -31,6 +31,8 @@
 //   BENCH_SLOT_WARMUP_REQUESTS  requests signed (first burst included) before the measured bursts
 //                               (default 5000: whole bursts, at least the first)
 //   BENCH_SLOT_BLS_SECONDS      duration of each raw all-core rate measurement (default 3)
+//   BENCH_SLOT_POOL_SIZE        antislashing.pool_size of the postgres signers (default 0: the
+//                               signer's default)
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -147,6 +149,7 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
   const connectionCounts = envList("BENCH_SLOT_CONNECTIONS", ["64", "256"]).map(Number);
   const rounds = envInt("BENCH_SLOT_ROUNDS", 3);
   const warmupRequests = envInt("BENCH_SLOT_WARMUP_REQUESTS", 5000);
+  const poolSize = envInt("BENCH_SLOT_POOL_SIZE", 0);
   const blsSeconds = envInt("BENCH_SLOT_BLS_SECONDS", 3);
   const { command, label } = signerCommand();
 
@@ -174,7 +177,11 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
         console.log(`${validators} validators, ${backend}: burst of ${members.length}…`);
         const slashing =
           backend === "postgres"
-            ? { backend: "postgres", url: await postgres?.createDatabase() }
+            ? {
+                backend: "postgres",
+                url: await postgres?.createDatabase(),
+                ...(poolSize === 0 ? {} : { pool_size: poolSize }),
+              }
             : { backend: "sqlite", path: join(dir, `slashing-${validators}.sqlite`) };
         const config = {
           ...baseConfig(),
@@ -262,6 +269,7 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
       validators: counts,
       connections: connectionCounts,
       rounds,
+      postgres_pool_size: poolSize === 0 ? "default" : poolSize,
       target: `last signature within ${TARGET_FACTOR}× the ideal`,
       cases: results,
     };
