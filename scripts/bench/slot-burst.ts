@@ -170,6 +170,11 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
         written = validators;
       }
       const members = committee(validators);
+      // The hand-checked signature is a validator outside the committee: its record must not
+      // collide with the bursts' (same target epoch, another root: a double vote).
+      const inCommittee = new Set(members);
+      let outsider = 0;
+      while (inCommittee.has(outsider)) outsider++;
       const pubkeys = members.map((index) => pubkeyHex(benchSecret(index)));
       const pubkeysFile = join(dir, `committee-${validators}.txt`);
       writeFileSync(pubkeysFile, pubkeys.join("\n"));
@@ -198,7 +203,7 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
           if (signer.keys !== validators) {
             throw new Error(`signer loaded ${signer.keys}/${validators} keys`);
           }
-          await checkOneSignature(signer.url, pubkeyHex(benchSecret(1)));
+          await checkOneSignature(signer.url, pubkeyHex(benchSecret(outsider)));
           const run = await runCase(signer, pubkeysFile, members.length, {
             connectionCounts,
             rounds,
