@@ -188,6 +188,13 @@ const DESCRIPTOR_NAME = /\.ya?ml$/i;
 const SYNC_READ_CHUNK = 256;
 
 /**
+ * With `syncReads`, how many raw-key batches may wait for the backend before reading pauses:
+ * reading 100,000 descriptors is faster than 2 workers derive their public keys, and the keys
+ * read ahead of them (and the garbage of reading them) raised the peak RSS by about 30 MiB.
+ */
+const MAX_RAW_BATCHES_AHEAD = 8;
+
+/**
  * Position in configuration order, as two numbers (not an array per key: 100,000 of them were
  * memory at start-up): `order` = directory × 2^33 + file + 1 (0 for the directory itself), `doc` =
  * the document's index + 1 (0 for the file itself). Sorted by `order`, then `doc`.
@@ -377,6 +384,9 @@ export async function loadFilesystemKeys(
   const pubkeys = options.pubkeyCache?.cache;
   let rawBatch: ReadRawKey[] = [];
   const rawImports: Promise<void>[] = [];
+  /** Batches handed to the backend and not yet answered, and who waits for one to be. */
+  let rawInFlight = 0;
+  const rawWaiters: (() => void)[] = [];
   /** Hands the raw keys read so far to the backend; their outcomes come with its answer. */
   const importRawBatch = () => {
     const batch = rawBatch;
@@ -418,16 +428,22 @@ export async function loadFilesystemKeys(
           fingerprint,
         });
     };
+    rawInFlight++;
     rawImports.push(
-      results.then(
-        (imported) => {
-          for (const [i, raw] of batch.entries()) settle(raw, imported[i] as BlsImportResult, i);
-        },
-        (err: unknown) => {
-          const error = err instanceof Error ? err : new Error(String(err));
-          for (const [i, raw] of batch.entries()) settle(raw, { ok: false, error }, i);
-        },
-      ),
+      results
+        .then(
+          (imported) => {
+            for (const [i, raw] of batch.entries()) settle(raw, imported[i] as BlsImportResult, i);
+          },
+          (err: unknown) => {
+            const error = err instanceof Error ? err : new Error(String(err));
+            for (const [i, raw] of batch.entries()) settle(raw, { ok: false, error }, i);
+          },
+        )
+        .finally(() => {
+          rawInFlight--;
+          for (const wake of rawWaiters.splice(0)) wake();
+        }),
     );
   };
 
@@ -530,6 +546,9 @@ export async function loadFilesystemKeys(
     const pending: Promise<unknown>[] = [];
     for (let from = 0; from < names.length; from += SYNC_READ_CHUNK) {
       if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+      while (rawInFlight > MAX_RAW_BATCHES_AHEAD) {
+        await new Promise<void>((wake) => rawWaiters.push(wake));
+      }
       const to = Math.min(names.length, from + SYNC_READ_CHUNK);
       for (let fileIndex = from; fileIndex < to; fileIndex++) {
         const done = loadDescriptorFileSync(
