@@ -38,9 +38,9 @@ import { deepStrictEqual } from "node:assert";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { attestationRequest } from "../../test/support/slashing";
 import { measureBlstAllCores, measureSignRate, type SignRate } from "./bls";
+import { checkOneSignature } from "./check-signature";
 import { mainThreadStages } from "./cpu-stages";
 import { attestationBody, requestFor } from "./sign-body";
 import { checkWrkRequests, PACED_CONNECTIONS, runWrk, wrkPath } from "./sign-wrk";
@@ -174,7 +174,7 @@ export async function signHttp(): Promise<Record<string, unknown>> {
       let result: Record<string, unknown> | undefined;
       try {
         if (signer.keys !== KEYS) throw new Error(`signer loaded ${signer.keys}/${KEYS} keys`);
-        await checkOneSignature(signer.url, pubkeys);
+        await checkRequestZero(signer.url, pubkeys);
         const keys = { pubkeys, pubkeysFile, wrk };
         result = await runVariant(variant, signer, keys, rawNoble, defaultWorkers);
         // What the signer says about its BLS set-up (backend, and workers once it has them).
@@ -488,24 +488,9 @@ function checkBodies(): void {
 }
 
 /** Request 0 by hand: the signature must verify over the signing root the test oracle computes. */
-async function checkOneSignature(url: string, pubkeys: readonly string[]): Promise<void> {
+async function checkRequestZero(url: string, pubkeys: readonly string[]): Promise<void> {
   const { validator, body } = requestFor(0, pubkeys.length);
-  const pubkey = pubkeys[validator] ?? "";
-  const response = await fetch(`${url}/api/v1/eth2/sign/${pubkey}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body,
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`first request: HTTP ${response.status} ${text}`);
-  const signature = (JSON.parse(text) as { signature: string }).signature;
-  const root = attestationRequest(0, 1, 0).message.signingRoot;
-  const valid = verify(
-    Buffer.from(root.slice(2), "hex"),
-    PublicKey.fromHex(pubkey),
-    Signature.fromHex(signature),
-  );
-  if (!valid) throw new Error("the signer's signature does not verify over the expected root");
+  await checkOneSignature(url, pubkeys[validator] ?? "", body);
 }
 
 function mergeCounts(all: readonly Record<string, number>[]): Record<string, number> {

@@ -36,10 +36,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import type { PostgresServer } from "../../test/support/postgres";
-import { attestationRequest } from "../../test/support/slashing";
 import { measureBlstAllCores } from "./bls";
+import { checkOneSignature } from "./check-signature";
 import { attestationBody } from "./sign-body";
 import type { BurstResult, BurstSpec } from "./slot-burst-client";
 import {
@@ -203,7 +202,11 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
           if (signer.keys !== validators) {
             throw new Error(`signer loaded ${signer.keys}/${validators} keys`);
           }
-          await checkOneSignature(signer.url, pubkeyHex(benchSecret(outsider)));
+          await checkOneSignature(
+            signer.url,
+            pubkeyHex(benchSecret(outsider)),
+            attestationBody(0, 1, 0),
+          );
           const run = await runCase(signer, pubkeysFile, members.length, {
             connectionCounts,
             rounds,
@@ -578,25 +581,6 @@ export function postgresSeconds(port: number): number {
     if (pid === postmaster || String(ppid) === postmaster) total += seconds;
   }
   return total;
-}
-
-/** One request by hand (not a committee member): it must verify over the oracle's signing root. */
-async function checkOneSignature(url: string, pubkey: string): Promise<void> {
-  const response = await fetch(`${url}/api/v1/eth2/sign/${pubkey}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: attestationBody(0, 1, 0),
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`first request: HTTP ${response.status} ${text}`);
-  const signature = (JSON.parse(text) as { signature: string }).signature;
-  const root = attestationRequest(0, 1, 0).message.signingRoot;
-  const valid = verify(
-    Buffer.from(root.slice(2), "hex"),
-    PublicKey.fromHex(pubkey),
-    Signature.fromHex(signature),
-  );
-  if (!valid) throw new Error("the signer's signature does not verify over the expected root");
 }
 
 if (import.meta.main) await slotBurst();
