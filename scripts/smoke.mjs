@@ -1,5 +1,6 @@
 // Smoke test of the compiled binary, run by .ci/run with node_modules moved away: the binary must
-// start from an empty directory with only a config file and one key, start its BLS worker pool
+// start from an empty directory with only a config file and one key (refusing to serve until
+// `sigil slashing init` has created its slashing database), start its BLS worker pool
 // (the worker is an extra entrypoint of the build), answer /upcheck, sign an attestation with the
 // pool exactly as expected, and stop cleanly on SIGTERM (exit 0). Plain Node.js so it needs
 // nothing from node_modules.
@@ -40,6 +41,21 @@ writeFileSync(
 );
 const check = spawnSync(binary, ["config", "check", "-c", config], { cwd: work, encoding: "utf8" });
 if (check.status !== 0) fail(`config check exited ${check.status}: ${check.stderr}`);
+
+// The slashing database is created explicitly, as docs/deploy.md does: serve refuses to start
+// without it (status 2), and `sigil slashing init` creates it.
+const refused = spawnSync(binary, ["serve", "-c", config], {
+  cwd: work,
+  encoding: "utf8",
+  timeout: 15_000,
+});
+if (refused.status !== 2 || !refused.stderr.includes("does not exist")) {
+  fail(
+    `serve without a slashing database exited ${refused.status ?? refused.signal}, expected 2: ${refused.stderr}`,
+  );
+}
+const init = spawnSync(binary, ["slashing", "init", "-c", config], { cwd: work, encoding: "utf8" });
+if (init.status !== 0) fail(`slashing init exited ${init.status}: ${init.stderr}`);
 
 const child = spawn(binary, ["-c", config], { cwd: work, stdio: ["ignore", "ignore", "pipe"] });
 let logs = "";
