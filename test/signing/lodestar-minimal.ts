@@ -32,6 +32,8 @@ import {
 } from "@lodestar/params";
 import { ssz } from "@lodestar/types";
 import { parse as parseYaml } from "yaml";
+import { fromHex, toHex } from "./lodestar";
+import { type Json, obj, oracle, type RandomRules, Rng, randomPayload } from "./random-ssz";
 
 export interface OracleInput {
   readonly configPath: string;
@@ -65,115 +67,14 @@ export interface OracleOutput {
   readonly scenario: readonly OracleCase[];
 }
 
-const toHex = (bytes: Uint8Array): string => `0x${Buffer.from(bytes).toString("hex")}`;
-const fromHex = (hex: string): Uint8Array =>
-  new Uint8Array(Buffer.from(hex.replace(/^0x/, ""), "hex"));
-
-class Rng {
-  private state: number;
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(items: readonly T[]): T {
-    const item = items[this.int(items.length)];
-    if (item === undefined) throw new Error("pick from an empty list");
-    return item;
-  }
-  bytes(n: number): Uint8Array {
-    const out = new Uint8Array(n);
-    for (let i = 0; i < n; i++) out[i] = this.int(256);
-    return out;
-  }
-}
-
-// ---- Random JSON from a Lodestar SSZ type ----
-
-interface Introspect {
-  constructor: { name: string };
-  byteLength?: number;
-  lengthBytes?: number;
-  limitBytes?: number;
-  limitBits?: number;
-  lengthBits?: number;
-  limit?: number;
-  length?: number;
-  elementType?: Introspect;
-  fieldsEntries?: { jsonKey: string; fieldType: Introspect }[];
-}
-
-interface OracleType {
-  hashTreeRoot(value: unknown): Uint8Array;
-  fromJson(json: unknown): unknown;
-  toJson(value: unknown): unknown;
-}
-
-const oracle = (type: unknown): OracleType => type as OracleType;
-type Json = Record<string, unknown>;
-const obj = (value: unknown): Json => value as Json;
-
-function bitsHex(rng: Rng, bitLength: number, delimiter: boolean): string {
-  const total = delimiter ? bitLength + 1 : bitLength;
-  const bytes = new Uint8Array(Math.max(1, Math.ceil(total / 8)));
-  for (let i = 0; i < bitLength; i++) {
-    if (rng.chance(0.5)) bytes[i >> 3] = (bytes[i >> 3] ?? 0) | (1 << (i & 7));
-  }
-  if (delimiter) bytes[bitLength >> 3] = (bytes[bitLength >> 3] ?? 0) | (1 << (bitLength & 7));
-  return toHex(bytes);
-}
-
-function randomJson(type: Introspect, rng: Rng): unknown {
-  const kind = type.constructor.name;
-  if (type.fieldsEntries) {
-    const object: Json = {};
-    for (const { jsonKey, fieldType } of type.fieldsEntries) {
-      object[jsonKey] = randomJson(fieldType, rng);
-    }
-    return object;
-  }
-  if (kind === "UintNumberType" || kind === "UintBigintType") {
-    return String(rng.chance(0.2) ? 0 : rng.int(2 ** 31));
-  }
-  if (type.limitBits !== undefined) {
-    // Bitlists up to their limit: the Electra aggregate's 8192 (minimal) is reached sometimes.
-    const length = rng.chance(0.2) ? type.limitBits : rng.int(Math.min(type.limitBits, 300) + 1);
-    return bitsHex(rng, length, true);
-  }
-  if (type.lengthBits !== undefined) return bitsHex(rng, type.lengthBits, false);
-  if (type.lengthBytes !== undefined) return toHex(rng.bytes(type.lengthBytes));
-  if (type.limitBytes !== undefined) {
-    return toHex(rng.bytes(rng.int(Math.min(type.limitBytes, 40) + 1)));
-  }
-  if (type.elementType && type.limit !== undefined) {
-    const count = rng.int(Math.min(type.limit, 2) + 1);
-    const element = type.elementType;
-    return Array.from({ length: count }, () => randomJson(element, rng));
-  }
-  if (type.elementType && type.length !== undefined) {
-    const element = type.elementType;
-    return Array.from({ length: type.length }, () => randomJson(element, rng));
-  }
-  throw new Error(`randomJson: unsupported Lodestar type ${kind}`);
-}
-
-/** Lodestar's canonical JSON for a random value of `type`, after `adjust`. */
-function randomPayload(type: unknown, rng: Rng, adjust: (json: Json) => void): Json {
-  const json = randomJson(type as Introspect, rng) as Json;
-  adjust(json);
-  return oracle(type).toJson(oracle(type).fromJson(json)) as Json;
-}
+// Random payloads: uints below 2^31, bitlists sometimes at their limit (the Electra aggregate's
+// 8192 in the minimal preset).
+const RULES: RandomRules = {
+  uint: (rng) => String(rng.chance(0.2) ? 0 : rng.int(2 ** 31)),
+  bitlistLength: (rng, limitBits) =>
+    rng.chance(0.2) ? limitBits : rng.int(Math.min(limitBits, 300) + 1),
+  maxListElements: 2,
+};
 
 // ---- The devnet ----
 
@@ -245,7 +146,7 @@ function blockVariant(fork: Fork, shape: "block" | "block_header"): Variant {
     type: "BLOCK_V2",
     domainType: DOMAIN_BEACON_PROPOSER,
     build(rng, slot) {
-      const json = randomPayload(blockType, rng, (j) => {
+      const json = randomPayload(blockType, rng, RULES, (j) => {
         j.slot = String(slot);
       });
       const block = oracle(blockType).fromJson(json) as { body: unknown };
@@ -284,7 +185,7 @@ function aggregateVariant(fork: Fork, versioned: boolean): Variant {
     type: versioned ? "AGGREGATE_AND_PROOF_V2" : "AGGREGATE_AND_PROOF",
     domainType: DOMAIN_AGGREGATE_AND_PROOF,
     build(rng, slot) {
-      const data = randomPayload(sszType, rng, (j) => {
+      const data = randomPayload(sszType, rng, RULES, (j) => {
         obj(obj(j.aggregate).data).slot = String(slot);
       });
       const objectRoot = oracle(sszType).hashTreeRoot(oracle(sszType).fromJson(data));
@@ -308,7 +209,7 @@ function simple(
     domainType,
     ...(options.pinned ? { pinned: options.pinned } : {}),
     build(rng, slot) {
-      const json = randomPayload(sszType, rng, (j) => place(j, slot));
+      const json = randomPayload(sszType, rng, RULES, (j) => place(j, slot));
       const objectRoot = options.rootOf
         ? options.rootOf(json)
         : oracle(sszType).hashTreeRoot(oracle(sszType).fromJson(json));
@@ -331,7 +232,7 @@ const VARIANTS: Variant[] = [
     build(rng, slot) {
       const type = ssz.phase0.AttestationData;
       const target = epochOf(slot);
-      const json = randomPayload(type, rng, (j) => {
+      const json = randomPayload(type, rng, RULES, (j) => {
         j.slot = String(slot);
         obj(j.target).epoch = String(target);
         obj(j.source).epoch = String(Math.max(0, target - 1));
@@ -371,7 +272,7 @@ const VARIANTS: Variant[] = [
     pinned: "exit",
     build(rng, slot) {
       const type = ssz.phase0.VoluntaryExit;
-      const json = randomPayload(type, rng, (j) => {
+      const json = randomPayload(type, rng, RULES, (j) => {
         j.epoch = String(epochOf(slot));
       });
       return {

@@ -29,135 +29,26 @@ import { ssz } from "@lodestar/types";
 import { NETWORKS, type NetworkName } from "../../src/signing/network";
 import { parseSigningRequest } from "../../src/signing/parse";
 import { fromHex, lodestarDomain, lodestarSigningRoot, toHex } from "./lodestar";
+import { type Json, obj, oracle, type RandomRules, Rng, randomPayload } from "./random-ssz";
 
 const CASES_PER_VARIANT = 20;
 const SLOTS_PER_EPOCH = 32;
 
-// ---- Seeded randomness ----
+// ---- Random payloads: uints at their edges, bitlists sometimes beyond the phase0 limit ----
 
-class Rng {
-  private state: number;
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  /** mulberry32 */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(items: readonly T[]): T {
-    const item = items[this.int(items.length)];
-    if (item === undefined) throw new Error("pick from an empty list");
-    return item;
-  }
-  bytes(n: number): Uint8Array {
-    const out = new Uint8Array(n);
-    for (let i = 0; i < n; i++) out[i] = this.int(256);
-    return out;
-  }
-  /** A uint of `bits` bits, biased towards the edges (0, 1, max) and small values. */
-  uint(bits: number): bigint {
-    const max = (1n << BigInt(bits)) - 1n;
-    const r = this.next();
-    if (r < 0.05) return 0n;
-    if (r < 0.1) return max;
-    if (r < 0.4) return BigInt(this.int(1000));
-    let value = 0n;
-    for (const byte of this.bytes(Math.ceil(bits / 8))) value = (value << 8n) | BigInt(byte);
-    return value & max;
-  }
-}
-
-// ---- Random JSON from a Lodestar SSZ type ----
-
-/** The parts of a Lodestar (ssz 1.7.0) type this generator looks at. */
-interface Introspect {
-  constructor: { name: string };
-  byteLength?: number;
-  lengthBytes?: number;
-  limitBytes?: number;
-  limitBits?: number;
-  lengthBits?: number;
-  limit?: number;
-  length?: number;
-  elementType?: Introspect;
-  fieldsEntries?: { jsonKey: string; fieldType: Introspect }[];
-}
-
-/** A Lodestar SSZ type, seen through the methods the oracle calls. */
-interface OracleType {
-  hashTreeRoot(value: unknown): Uint8Array;
-  fromJson(json: unknown): unknown;
-  toJson(value: unknown): unknown;
-}
-
-const oracle = (type: unknown): OracleType => type as OracleType;
-
-function bitsHex(rng: Rng, bitLength: number, delimiter: boolean): string {
-  const total = delimiter ? bitLength + 1 : bitLength;
-  const bytes = new Uint8Array(Math.max(1, Math.ceil(total / 8)));
-  for (let i = 0; i < bitLength; i++) {
-    if (rng.chance(0.5)) bytes[i >> 3] = (bytes[i >> 3] ?? 0) | (1 << (i & 7));
-  }
-  if (delimiter) bytes[bitLength >> 3] = (bytes[bitLength >> 3] ?? 0) | (1 << (bitLength & 7));
-  return toHex(bytes);
-}
-
-function randomJson(type: Introspect, rng: Rng): unknown {
-  const kind = type.constructor.name;
-  if (type.fieldsEntries) {
-    const object: Record<string, unknown> = {};
-    for (const { jsonKey, fieldType } of type.fieldsEntries) {
-      object[jsonKey] = randomJson(fieldType, rng);
-    }
-    return object;
-  }
-  if (kind === "UintNumberType") {
+const RULES: RandomRules = {
+  uint(rng, kind, byteLength) {
+    if (kind === "UintBigintType") return rng.uint(8 * byteLength).toString();
     // Lodestar keeps these as JS numbers: stay within 2^53-1.
-    const bits = Math.min(8 * (type.byteLength ?? 8), 53);
-    const value = rng.uint(bits);
+    const value = rng.uint(Math.min(8 * byteLength, 53));
     return (
       value > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : value
     ).toString();
-  }
-  if (kind === "UintBigintType") return rng.uint(8 * (type.byteLength ?? 8)).toString();
-  if (type.limitBits !== undefined) {
-    // Bitlist: mostly committee-sized, sometimes beyond the phase0 limit when allowed.
-    const cap = Math.min(type.limitBits, rng.chance(0.2) ? 5000 : 300);
-    return bitsHex(rng, rng.int(cap + 1), true);
-  }
-  if (type.lengthBits !== undefined) return bitsHex(rng, type.lengthBits, false);
-  if (type.lengthBytes !== undefined) return toHex(rng.bytes(type.lengthBytes));
-  if (type.limitBytes !== undefined)
-    return toHex(rng.bytes(rng.int(Math.min(type.limitBytes, 40) + 1)));
-  if (type.elementType && type.limit !== undefined) {
-    const count = rng.int(Math.min(type.limit, 3) + 1);
-    const element = type.elementType;
-    return Array.from({ length: count }, () => randomJson(element, rng));
-  }
-  if (type.elementType && type.length !== undefined) {
-    const element = type.elementType;
-    return Array.from({ length: type.length }, () => randomJson(element, rng));
-  }
-  throw new Error(`randomJson: unsupported Lodestar type ${kind}`);
-}
-
-/** Lodestar's canonical JSON (decimal strings, 0x-hex) for a random value of `type`. */
-function randomPayload(type: unknown, rng: Rng, adjust?: (json: Json) => void): Json {
-  const json = randomJson(type as Introspect, rng) as Json;
-  adjust?.(json);
-  // Round-trip through Lodestar so the JSON is exactly what a Lodestar client would send.
-  return oracle(type).toJson(oracle(type).fromJson(json)) as Json;
-}
+  },
+  // Bitlist: mostly committee-sized, sometimes beyond the phase0 limit when allowed.
+  bitlistLength: (rng, limitBits) => rng.int(Math.min(limitBits, rng.chance(0.2) ? 5000 : 300) + 1),
+  maxListElements: 3,
+};
 
 /** Clients may send uint64 as JSON numbers when they fit: turn some decimal strings into numbers. */
 function someNumbers(value: unknown, rng: Rng): unknown {
@@ -171,10 +62,6 @@ function someNumbers(value: unknown, rng: Rng): unknown {
   }
   return value;
 }
-
-type Json = Record<string, unknown>;
-
-const obj = (value: unknown): Json => value as Json;
 
 // ---- Variants: one per request type and fork shape ----
 
@@ -211,7 +98,7 @@ function simple(
     type,
     domainType,
     build(rng, epoch) {
-      const json = randomPayload(sszType, rng, (j) => place(j, rng, epoch));
+      const json = randomPayload(sszType, rng, RULES, (j) => place(j, rng, epoch));
       const objectRoot = rootOf
         ? rootOf(json)
         : oracle(sszType).hashTreeRoot(oracle(sszType).fromJson(json));
@@ -230,7 +117,7 @@ function aggregateVariant(name: string, type: string, fork: Fork, versioned: boo
     type,
     domainType: DOMAIN_AGGREGATE_AND_PROOF,
     build(rng, epoch) {
-      const data = randomPayload(sszType, rng, (j) => {
+      const data = randomPayload(sszType, rng, RULES, (j) => {
         obj(obj(j.aggregate).data).slot = slotIn(rng, epoch);
       });
       const objectRoot = oracle(sszType).hashTreeRoot(oracle(sszType).fromJson(data));
@@ -251,7 +138,7 @@ function blockVariant(fork: Fork, shape: "block" | "block_header" | "legacy"): V
     type: shape === "legacy" ? "BLOCK" : "BLOCK_V2",
     domainType: DOMAIN_BEACON_PROPOSER,
     build(rng, epoch) {
-      const json = randomPayload(blockType, rng, (j) => {
+      const json = randomPayload(blockType, rng, RULES, (j) => {
         j.slot = slotIn(rng, epoch);
       });
       const block = oracle(blockType).fromJson(json) as { body: unknown };
