@@ -5,8 +5,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type CliResult, cleanEnv, runSigil, sigilCommand, TempDir } from "../support/cli";
-import { captureProcessOutput } from "../support/log-capture";
+import { type CliResult, runSigil, TempDir } from "../support/cli";
 
 const dir = new TempDir();
 afterAll(() => dir.remove());
@@ -79,17 +78,7 @@ function runAsOther(args: string[]): CliResult {
   const prefix = asRoot
     ? [setpriv ?? "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     : [];
-  const result = Bun.spawnSync([...prefix, ...sigilCommand(args)], {
-    env: cleanEnv({ HOME: dir.path }),
-    cwd: dir.path,
-  });
-  const output = {
-    code: result.exitCode ?? -1,
-    stdout: result.stdout.toString(),
-    stderr: result.stderr.toString(),
-  };
-  captureProcessOutput(result.pid, output);
-  return output;
+  return runSigil(args, { HOME: dir.path }, dir.path, prefix);
 }
 
 describe("permissions", () => {

@@ -39,12 +39,17 @@ export interface CliResult {
   stderr: string;
 }
 
+/** `prefix` runs sigil through another command first (setpriv, as another user). */
 export function runSigil(
   args: readonly string[],
   env: Record<string, string> = {},
   cwd?: string,
+  prefix: readonly string[] = [],
 ): CliResult {
-  const result = Bun.spawnSync(sigilCommand(args), { env: cleanEnv(env), cwd: cwd ?? repoRoot });
+  const result = Bun.spawnSync([...prefix, ...sigilCommand(args)], {
+    env: cleanEnv(env),
+    cwd: cwd ?? repoRoot,
+  });
   const output = {
     code: result.exitCode ?? -1,
     stdout: result.stdout.toString(),
