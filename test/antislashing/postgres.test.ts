@@ -541,6 +541,79 @@ describe("two signer processes on one database", () => {
   });
 });
 
+describe("attestation checks of one event-loop turn share a statement", () => {
+  test("each check is decided as if alone, and the accepted ones commit together", async () => {
+    const { store, url } = await fresh();
+    const keys = Array.from({ length: 150 }, (_, i) => pubkey(i + 1));
+    // Per validator, sent in the same turn: a vote; for a third of them the same vote again
+    // (one new, one same data), for another third a double vote (one new, one refused).
+    const attempts = keys.flatMap((key, i) => {
+      const first = vote(store, key, 5n, 10n, 1).then((decision) => ({ key, decision }));
+      if (i % 3 === 0) return [first];
+      const again = vote(store, key, 5n, 10n, i % 3 === 1 ? 1 : 2);
+      return [first, again.then((decision) => ({ key, decision }))];
+    });
+    const results = await Promise.all(attempts);
+    for (const [i, key] of keys.entries()) {
+      const outcomes = results
+        .filter((r) => r.key === key)
+        .map((r) => (r.decision.outcome === "refused" ? r.decision.reason : r.decision.outcome))
+        .sort();
+      const expected = [["new"], ["new", "same_data"], ["double_vote", "new"]][i % 3];
+      expect({ key, outcomes }).toEqual({ key, outcomes: expected });
+    }
+    const sql = admin(url);
+    // Rows written by one transaction share its id (xmin): 150 rows from a handful of statements.
+    const [rows] = await sql<{ records: number; transactions: number }[]>`
+      SELECT count(*)::int AS records, count(DISTINCT xmin::text)::int AS transactions
+      FROM sigil_signed_attestations`;
+    expect(rows?.records).toBe(150);
+    expect(rows?.transactions).toBeLessThanOrEqual(10);
+  });
+
+  test("a batch meeting a validator locked elsewhere gives up and checks one at a time", async () => {
+    const { store, url } = await fresh();
+    const locked = pubkey(0x80);
+    const others = Array.from({ length: 20 }, (_, i) => pubkey(i + 1));
+    await store.importInterchange(interchange([{ pubkey: locked, blocks: [], attestations: [] }]));
+    const sql = admin(url);
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
+    // An import-like transaction holds the validator's row lock until told to commit.
+    const transaction = sql.begin(async (tx) => {
+      await tx`SELECT id FROM sigil_validators WHERE pubkey = ${Buffer.from(locked.slice(2), "hex")} FOR UPDATE`;
+      holding();
+      await released;
+    });
+    await held;
+    let lockedDecision: Decision | undefined;
+    const waiting = vote(store, locked, 5n, 10n, 1).then((d) => {
+      lockedDecision = d;
+      return d;
+    });
+    // Same turn as the locked validator's check: one statement, had it not given up.
+    const decided = Promise.all(others.map((key) => vote(store, key, 5n, 10n, 1)));
+    const outcome = await Promise.race([
+      decided,
+      Bun.sleep(20_000).then(() => "still waiting on the lock" as const),
+    ]);
+    expect(outcome).toEqual(others.map(() => ({ outcome: "new" })));
+    expect(lockedDecision).toBeUndefined();
+    release();
+    await transaction;
+    expect(await waiting).toEqual({ outcome: "new" });
+    const [rows] = await sql<{ records: number }[]>`
+      SELECT count(*)::int AS records FROM sigil_signed_attestations`;
+    expect(rows?.records).toBe(21);
+  }, 30_000);
+});
+
 describe("migrations", () => {
   test("several stores opening one empty database at once migrate it once", async () => {
     const url = await server.createDatabase();

@@ -18,7 +18,9 @@
  * at that slot, as it should).
  *
  * Locking. Every check runs as ONE statement (`SELECT * FROM sigil_check_…(…)`), so it is its
- * own transaction, and the function serialises on the validator's row in `sigil_validators`
+ * own transaction (or shares one with the other attestation checks of its batch, each of another
+ * validator, locked in public-key order: attestation-batch.ts), and the function serialises on
+ * the validator's row in `sigil_validators`
  * (`FOR NO KEY UPDATE`). A validator seen for the first time has no row to lock: the function
  * decides on an empty history, then inserts the row with `ON CONFLICT DO NOTHING`. If another
  * transaction inserted it first, the insert waits for that transaction and does nothing, and the

@@ -5,7 +5,9 @@
  * Every check is ONE round trip: `SELECT * FROM sigil_check_and_insert_…($1, …)`, a plpgsql
  * function that locks the validator, applies the rules, records an accepted message and returns
  * the decision, all in the statement's own transaction (schema, types and locking:
- * migrations.ts; URL, TLS and force_ipv4: storage/postgres/connection.ts).
+ * migrations.ts; URL, TLS and force_ipv4: storage/postgres/connection.ts). Attestation checks
+ * arriving in the same event-loop turn share that round trip and transaction
+ * (attestation-batch.ts).
  *
  * Errors are never decisions: a failed connection or query rejects, and the caller answers 503.
  * A check whose connection breaks after the server committed it is reported as an error too; the
@@ -56,6 +58,7 @@ import {
   SlashingImportError,
   type SlashingStore,
 } from "../../store";
+import { type AttestationArgs, AttestationBatcher, type AttestationRow } from "./attestation-batch";
 import { MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations";
 
 export { PostgresConfigError };
@@ -107,11 +110,6 @@ interface BlockRow {
   other_root: Buffer | null;
   low_watermark: string | null;
   recorded_gvr: Buffer | null;
-}
-
-interface AttestationRow extends BlockRow {
-  other_source: string | null;
-  other_target: string | null;
 }
 
 /**
@@ -234,13 +232,21 @@ class PostgresStore implements SlashingStore {
   readonly backend = "postgres" as const;
   readonly strategy = "complete" as const;
   private closing: Promise<void> | undefined;
+  private readonly attestations: AttestationBatcher;
 
   constructor(
     private readonly sql: Sql,
     private readonly logger: Logger | undefined,
     /** The database, without its password (connection.ts). */
     readonly location: string,
-  ) {}
+    poolSize: number,
+  ) {
+    this.attestations = new AttestationBatcher(
+      sql,
+      (args) => this.checkOneAttestation(args),
+      poolSize,
+    );
+  }
 
   async storedGenesisValidatorsRoot(): Promise<Uint8Array | null> {
     this.assertOpen();
@@ -321,15 +327,22 @@ class PostgresStore implements SlashingStore {
     const target = uint64(vote.targetEpoch, "target epoch");
     const root = rootBytes(vote.signingRoot, "signing root");
     this.assertOpen();
+    const row = await this.attestations.check({ gvr, pubkey, source, target, root });
+    const low = row?.reason?.endsWith("_below_low_watermark")
+      ? await this.lowWatermarks(pubkey)
+      : undefined;
+    return attestationDecision(row, genesisValidatorsRoot, vote, low);
+  }
+
+  /** One attestation check in its own statement (a batch of one, or a batch the server refused). */
+  private async checkOneAttestation(args: AttestationArgs): Promise<AttestationRow | undefined> {
+    const { gvr, pubkey, source, target, root } = args;
     const [row] = await this.sql<AttestationRow[]>`
       SELECT outcome, reason, other_source::text AS other_source, other_target::text AS other_target,
         other_root, low_watermark::text AS low_watermark, recorded_gvr
       FROM sigil_check_and_insert_attestation(
         ${gvr}, ${pubkey}, ${source}::numeric, ${target}::numeric, ${root})`;
-    const low = row?.reason?.endsWith("_below_low_watermark")
-      ? await this.lowWatermarks(pubkey)
-      : undefined;
-    return attestationDecision(row, genesisValidatorsRoot, vote, low);
+    return row;
   }
 
   async importInterchange(source: InterchangeSource): Promise<ImportReport> {
@@ -586,5 +599,5 @@ export async function openPostgresStore(
           "database (or schema) they were in: point antislashing.url at it",
       ),
   });
-  return new PostgresStore(sql, options.logger, location);
+  return new PostgresStore(sql, options.logger, location, options.poolSize);
 }
