@@ -43,7 +43,6 @@ import {
   scrypt,
   timingSafeEqual,
 } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
 import type { Logger } from "../observability/log";
 import { isJsonObject } from "../wire/json";
 import {
@@ -54,7 +53,7 @@ import {
   MAX_SCRYPT_R,
   scryptMemory,
 } from "./keystore";
-import { writeFileAtomic } from "./persist";
+import { readCacheFile, writeFileAtomic } from "./persist";
 
 export const CACHE_FORMAT = "sigil-keystore-cache";
 export const CACHE_VERSION = 1;
@@ -321,24 +320,9 @@ type Existing =
   | { kind: "parsed"; file: CacheFile; loose: boolean };
 
 async function readExisting(path: string): Promise<Existing> {
-  let bytes: Buffer;
-  let loose: boolean;
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) return { kind: "foreign", reason: "the path is not a regular file" };
-    if (info.size > MAX_CACHE_BYTES)
-      return { kind: "foreign", reason: "larger than a cache can be" };
-    // Group or other access: rewrite it with 0600 even if nothing else changed.
-    loose = (info.mode & 0o077) !== 0;
-    bytes = await readFile(path);
-  } catch (err) {
-    if ((err as { code?: unknown }).code === "ENOENT") return { kind: "missing" };
-    const code = (err as { code?: unknown }).code;
-    return {
-      kind: "foreign",
-      reason: `cannot read it (${typeof code === "string" ? code : "error"})`,
-    };
-  }
+  const read = await readCacheFile(path, MAX_CACHE_BYTES);
+  if (read.kind !== "bytes") return read;
+  const { bytes, loose } = read;
   // An empty file is what a crash before the first write could leave: ours to replace.
   if (bytes.length > 0 && !bytes.subarray(0, MARKER.length).equals(Buffer.from(MARKER))) {
     return { kind: "foreign", reason: "the file there is not a keystore cache" };

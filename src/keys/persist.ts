@@ -8,7 +8,34 @@ import {
   rmSync,
   writeSync,
 } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+
+/** A cache file as found on disk, before its format is looked at. */
+export type CacheFileRead =
+  | { kind: "missing" }
+  /** Something sigil must leave alone: not a regular file, too large, unreadable. */
+  | { kind: "foreign"; reason: string }
+  /** `loose`: group or other access, so it is rewritten with 0600 even if nothing else changed. */
+  | { kind: "bytes"; bytes: Buffer; loose: boolean };
+
+/** Reads a cache file of at most `maxBytes` (the caches of keys, which sigil writes itself). */
+export async function readCacheFile(path: string, maxBytes: number): Promise<CacheFileRead> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) return { kind: "foreign", reason: "the path is not a regular file" };
+    if (info.size > maxBytes) return { kind: "foreign", reason: "larger than a cache can be" };
+    const loose = (info.mode & 0o077) !== 0;
+    return { kind: "bytes", bytes: await readFile(path), loose };
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === "ENOENT") return { kind: "missing" };
+    return {
+      kind: "foreign",
+      reason: `cannot read it (${typeof code === "string" ? code : "error"})`,
+    };
+  }
+}
 
 /**
  * Writes a file so that a crash at any moment leaves either the old content or the new, never

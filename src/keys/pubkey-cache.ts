@@ -23,10 +23,8 @@
  * start. The file is rewritten atomically (mode 0600) when a load changes what it would hold: a
  * start-up keeps exactly the entries of the raw keys it loaded, a reload adds what it derived.
  */
-import { stat } from "node:fs/promises";
 import type { Logger } from "../observability/log";
-import { readBoundedFile } from "./descriptor";
-import { writeFileAtomic } from "./persist";
+import { readCacheFile, writeFileAtomic } from "./persist";
 
 const DOMAIN = "sigil-pubkey-cache/1";
 const HEADER = Buffer.from(`${DOMAIN}\n`);
@@ -91,19 +89,9 @@ type Existing =
   | { kind: "records"; records: Uint8Array; loose: boolean };
 
 async function readExisting(path: string): Promise<Existing> {
-  let bytes: Buffer;
-  let loose = false;
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) return { kind: "foreign", reason: "the path is not a regular file" };
-    bytes = await readBoundedFile(path, MAX_FILE_BYTES, "public-key cache", (_, mode) => {
-      loose = (mode & 0o077) !== 0;
-    });
-  } catch (err) {
-    if ((err as { code?: unknown }).code === "ENOENT") return { kind: "missing" };
-    const reason = (err as { reason?: unknown }).reason;
-    return { kind: "foreign", reason: typeof reason === "string" ? reason : "cannot read it" };
-  }
+  const read = await readCacheFile(path, MAX_FILE_BYTES);
+  if (read.kind !== "bytes") return read;
+  const { bytes, loose } = read;
   // An empty file is what a crash before the first write could leave: ours to replace.
   if (bytes.length === 0) return { kind: "invalid", reason: "the file is empty" };
   if (!bytes.subarray(0, HEADER.length).equals(HEADER)) {
