@@ -15,14 +15,8 @@ export function isUint64(value: bigint): boolean {
   return value >= 0n && value <= UINT64_MAX;
 }
 
-/** 0x + lower-case hex, and its parser (wire/hex.ts), under the names this feature uses. */
-export { fromHex as hexToBytes, toHex as bytesToHex } from "../wire/hex";
-
-export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
+/** 0x + lower-case hex, its parser and byte comparison (wire/hex.ts), as this feature names them. */
+export { bytesEqual, fromHex as hexToBytes, toHex as bytesToHex } from "../wire/hex";
 
 function assertUint64(what: string, value: bigint): void {
   if (typeof value !== "bigint" || !isUint64(value)) {

@@ -5,6 +5,7 @@
  * own closure, keyed by the handle, so the secret is not a property of the handle at all:
  * JSON.stringify, String(), console.log / util.inspect and Object.keys cannot reach it.
  */
+import { bytesEqual } from "../wire/hex";
 import {
   type BlsBackendName,
   type BlsSecretKey,
@@ -103,13 +104,6 @@ class KeyHandle implements BlsSecretKey {
   }
 }
 
-/** Whether two byte arrays hold the same bytes (public values only: not constant-time). */
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 export function createKeyHandle(backend: BlsBackendName, publicKey: Uint8Array): BlsSecretKey {
   return new KeyHandle(backend, publicKey);
 }
@@ -148,7 +142,7 @@ export function createClaimCheck(): {
     check(key, derive) {
       if (wrong.has(key)) throw new Error(PUBLIC_KEY_MISMATCH);
       if (!unchecked.has(key)) return;
-      if (!sameBytes(derive(), key.publicKey)) {
+      if (!bytesEqual(derive(), key.publicKey)) {
         wrong.add(key);
         throw new Error(PUBLIC_KEY_MISMATCH);
       }

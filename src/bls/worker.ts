@@ -6,6 +6,7 @@
  *
  * The compiled binary must name this file as an extra entrypoint (scripts/build.ts).
  */
+import { bytesEqual } from "../wire/hex";
 import {
   type BlsSecretKey,
   type LocalBlsBackend,
@@ -13,7 +14,6 @@ import {
   PUBLIC_KEY_MISMATCH,
   SECRET_KEY_BYTES,
 } from "./backend";
-import { sameBytes } from "./key";
 import { createNobleBackend } from "./noble";
 import type {
   FromWorker,
@@ -90,7 +90,7 @@ function importKey(
   if (claim === undefined) return loaded.importSecretKey(secret);
   if (loaded.importClaimedKey) return loaded.importClaimedKey(secret, claim);
   const key = loaded.importSecretKey(secret);
-  if (!sameBytes(key.publicKey, claim)) {
+  if (!bytesEqual(key.publicKey, claim)) {
     loaded.forget(key);
     throw new Error(PUBLIC_KEY_MISMATCH);
   }

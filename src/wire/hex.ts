@@ -19,3 +19,10 @@ export function fromHex(hex: string): Uint8Array {
   }
   throw new TypeError(`not 0x-prefixed hex: ${hex.length > 80 ? `${hex.slice(0, 80)}…` : hex}`);
 }
+
+/** Whether two byte arrays hold the same bytes (public values only: not constant-time). */
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
