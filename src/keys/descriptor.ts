@@ -169,6 +169,29 @@ export function parseDescriptor(value: unknown, baseDir: string | (() => string)
   };
 }
 
+type OnMode = (path: string, mode: number) => void;
+
+/** The checks both readers make between `stat` and reading: a file, within the size cap. */
+function checkBoundedFile(
+  info: { isDirectory(): boolean; mode: number; size: number },
+  path: string,
+  maxBytes: number,
+  what: string,
+  onMode: OnMode | undefined,
+): void {
+  if (info.isDirectory()) throw new DescriptorError(`${what} ${path} is a directory`);
+  onMode?.(path, info.mode);
+  if (info.size > maxBytes) {
+    throw new DescriptorError(`${what} ${path} is larger than ${maxBytes} bytes`);
+  }
+}
+
+/** An I/O error as a `DescriptorError` naming the file; our own errors pass through. */
+function boundedReadError(err: unknown, path: string, what: string): DescriptorError {
+  if (err instanceof DescriptorError) return err;
+  return new DescriptorError(`${what} ${path}: ${ioProblem(err)}`);
+}
+
 /**
  * Reads a small file for the key loader with a size cap, turning I/O errors into a
  * `DescriptorError` that names the file (`what`) but never its contents.
@@ -177,19 +200,13 @@ export async function readBoundedFile(
   path: string,
   maxBytes: number,
   what: string,
-  onMode?: (path: string, mode: number) => void,
+  onMode?: OnMode,
 ): Promise<Buffer> {
   try {
-    const info = await stat(path);
-    if (info.isDirectory()) throw new DescriptorError(`${what} ${path} is a directory`);
-    onMode?.(path, info.mode);
-    if (info.size > maxBytes) {
-      throw new DescriptorError(`${what} ${path} is larger than ${maxBytes} bytes`);
-    }
+    checkBoundedFile(await stat(path), path, maxBytes, what, onMode);
     return await readFile(path);
   } catch (err) {
-    if (err instanceof DescriptorError) throw err;
-    throw new DescriptorError(`${what} ${path}: ${ioProblem(err)}`);
+    throw boundedReadError(err, path, what);
   }
 }
 
@@ -202,19 +219,13 @@ export function readBoundedFileSync(
   path: string,
   maxBytes: number,
   what: string,
-  onMode?: (path: string, mode: number) => void,
+  onMode?: OnMode,
 ): Buffer {
   try {
-    const info = statSync(path);
-    if (info.isDirectory()) throw new DescriptorError(`${what} ${path} is a directory`);
-    onMode?.(path, info.mode);
-    if (info.size > maxBytes) {
-      throw new DescriptorError(`${what} ${path} is larger than ${maxBytes} bytes`);
-    }
+    checkBoundedFile(statSync(path), path, maxBytes, what, onMode);
     return readFileSync(path);
   } catch (err) {
-    if (err instanceof DescriptorError) throw err;
-    throw new DescriptorError(`${what} ${path}: ${ioProblem(err)}`);
+    throw boundedReadError(err, path, what);
   }
 }
 
