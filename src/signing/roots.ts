@@ -6,6 +6,7 @@
  * result is the same, which `roots.test.ts` checks against the library for the edge values.
  */
 import type { ValueOf } from "@chainsafe/ssz";
+import { isUint64 } from "../antislashing/encoding";
 import type { AttestationData } from "./ssz";
 
 const CHUNK = 32;
@@ -46,7 +47,7 @@ function uintPairNode(left: bigint, right: bigint): Uint8Array {
 }
 
 function requireUint64(value: bigint, what: string): void {
-  if (value < 0n || value > 0xffffffffffffffffn) throw new RangeError(`${what}: not a uint64`);
+  if (!isUint64(value)) throw new RangeError(`${what}: not a uint64`);
 }
 
 /** SigningData {object_root, domain}: hash(object_root ‖ domain). */
