@@ -141,20 +141,16 @@ export class AttestationBatcher {
     try {
       rows = await this.query(batch);
     } catch (error) {
-      if (error instanceof postgres.PostgresError) {
-        // The server rolled the batch back: nothing of it was written.
-        await Promise.all(batch.map((item) => this.settle(item, this.single(item.args))));
-      } else {
-        for (const item of batch) item.reject(error);
-      }
+      // A broken connection: `send` fails every check of the batch.
+      if (!(error instanceof postgres.PostgresError)) throw error;
+      // The server rolled the batch back: nothing of it was written.
+      await Promise.all(batch.map((item) => this.settle(item, this.single(item.args))));
       return;
     }
     if (rows.length !== batch.length) {
-      const error = new Error(
+      throw new Error(
         `slashing protection: ${batch.length} checks in one statement returned ${rows.length} rows`,
       );
-      for (const item of batch) item.reject(error);
-      return;
     }
     for (const [i, item] of batch.entries()) item.resolve(rows[i]);
   }
