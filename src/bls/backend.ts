@@ -69,6 +69,11 @@ export interface BlsBackend {
 
 export type BlsImportResult = { ok: true; key: BlsSecretKey } | { ok: false; error: Error };
 
+/** A thrown value as an Error (an import's result carries one). */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 /** Why a key imported with a claimed public key refuses to sign: the claim was wrong. */
 export const PUBLIC_KEY_MISMATCH =
   "the key's public key does not match its secret (a wrong cached public key): it never signs";
@@ -94,7 +99,7 @@ export function importSecretKeys(
             : backend.importSecretKey(secret);
         return { ok: true, key };
       } catch (error) {
-        return { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
+        return { ok: false, error: asError(error) };
       }
     }),
   );

@@ -28,6 +28,7 @@ import { availableParallelism } from "node:os";
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
 import {
+  asError,
   type BlsBackend,
   type BlsBackendName,
   type BlsImportResult,
@@ -155,7 +156,6 @@ export async function createPooledBackend(
     return handle;
   };
 
-  const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
   const PUBLIC_KEY_SHAPE = `a claimed BLS public key must be ${PUBLIC_KEY_BYTES} bytes`;
 
   /**

@@ -5,6 +5,7 @@
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
 import {
+  asError,
   type BlsBackendName,
   PUBLIC_KEY_BYTES,
   PUBLIC_KEY_MISMATCH,
@@ -352,7 +353,7 @@ export class WorkerSlot {
       this.#settle(id, publicKey);
     } catch (error) {
       this.#drop(id);
-      this.#settle(id, error instanceof Error ? error : new Error(String(error)));
+      this.#settle(id, asError(error));
     }
   }
 
