@@ -10,6 +10,7 @@ import {
   PUBLIC_KEY_BYTES,
   PUBLIC_KEY_MISMATCH,
   SECRET_KEY_BYTES,
+  type SignCancel,
 } from "./backend";
 import { toHex } from "./key";
 import type { FromWorker, SignJob, ToWorker } from "./protocol";
@@ -32,7 +33,7 @@ export interface BlsWorkerStats {
 }
 
 interface Job extends SignJob {
-  readonly cancel: AbortSignal | undefined;
+  readonly cancel: SignCancel | undefined;
   resolve(signature: Uint8Array): void;
   reject(error: Error): void;
 }
@@ -238,7 +239,7 @@ export class WorkerSlot {
     this.#post({ type: "forget", id });
   }
 
-  sign(id: number, message: Uint8Array, cancel?: AbortSignal): Promise<Uint8Array> {
+  sign(id: number, message: Uint8Array, cancel?: SignCancel): Promise<Uint8Array> {
     if (this.#state === "down") {
       return Promise.reject(
         new SigilError(

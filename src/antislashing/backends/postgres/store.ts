@@ -231,6 +231,7 @@ interface ExportRow {
 class PostgresStore implements SlashingStore {
   readonly backend = "postgres" as const;
   readonly strategy = "complete" as const;
+  readonly remote = true;
   private closing: Promise<void> | undefined;
   private readonly attestations: AttestationBatcher;
 
