@@ -47,7 +47,6 @@ function unstaged(store: SlashingStore): SlashingStore {
     backend: store.backend,
     strategy: store.strategy,
     location: store.location,
-    remote: store.remote,
     storedGenesisValidatorsRoot: () => store.storedGenesisValidatorsRoot(),
     bindGenesisValidatorsRoot: (root) => store.bindGenesisValidatorsRoot(root),
     probeWrite: () => store.probeWrite(),

@@ -36,13 +36,6 @@ export interface Approval {
  */
 export interface SlashingGuard {
   approve(pubkey: string, request: GuardedMessage): Promise<Approval>;
-  /**
-   * True when a check waits for another server (postgres, dynamodb): the signing service then
-   * computes the signature while the check runs, so that the round trip and the signature overlap,
-   * and drops it unless the check approves. Either way a signature leaves only after an approval
-   * whose record is durable. False: nothing is signed before the approval (sqlite decides at once).
-   */
-  readonly signsDuringCheck: boolean;
 }
 
 const ON_DISK: Approval = Object.freeze({ durable: Promise.resolve() });
@@ -64,15 +57,11 @@ export interface StoreGuardOptions {
 }
 
 export class StoreGuard implements SlashingGuard {
-  readonly signsDuringCheck: boolean;
-
   constructor(
     private readonly store: SlashingStore,
     private readonly logger: Logger,
     private readonly options: StoreGuardOptions = {},
-  ) {
-    this.signsDuringCheck = store.remote;
-  }
+  ) {}
 
   async approve(pubkey: string, request: GuardedMessage): Promise<Approval> {
     const message = request.slashable;

@@ -133,12 +133,6 @@ export interface SlashingStore {
    * (never its password), the DynamoDB table.
    */
   readonly location: string;
-  /**
-   * True when every check is answered by another server, a network round trip away (postgres,
-   * dynamodb); false when the process decides itself (sqlite, noop). The signing service computes
-   * a signature during a remote check (guard.ts, `signsDuringCheck`).
-   */
-  readonly remote: boolean;
   /** The genesis validators root recorded in the database; null while none is. */
   storedGenesisValidatorsRoot(): Promise<Uint8Array | null>;
   /**

@@ -55,7 +55,7 @@ export interface BlsBackend {
   sign(
     key: BlsSecretKey,
     message: Uint8Array,
-    cancel?: SignCancel,
+    cancel?: AbortSignal,
   ): Uint8Array | Promise<Uint8Array>;
   /** False for any malformed input (bad point encodings, infinity pubkey, wrong lengths); never throws. */
   verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
@@ -65,14 +65,6 @@ export interface BlsBackend {
    * the handle being garbage-collected.
    */
   forget?(key: BlsSecretKey): void;
-}
-
-/**
- * Read when a queued signing job is about to leave for its worker: an AbortSignal, or any object
- * whose `aborted` says that the signature is no longer wanted.
- */
-export interface SignCancel {
-  readonly aborted: boolean;
 }
 
 export type BlsImportResult = { ok: true; key: BlsSecretKey } | { ok: false; error: Error };

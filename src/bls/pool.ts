@@ -36,7 +36,6 @@ import {
   type LocalBlsBackend,
   PUBLIC_KEY_BYTES,
   SECRET_KEY_BYTES,
-  type SignCancel,
 } from "./backend";
 import { checkSecretScalar, createKeyHandle } from "./key";
 import { SELF_TEST_KEY, SELF_TEST_MESSAGE } from "./select";
@@ -59,7 +58,7 @@ export interface BlsWorkerPool extends BlsBackend {
     secrets: readonly Uint8Array[],
     claimed?: readonly (Uint8Array | undefined)[],
   ): Promise<BlsImportResult[]>;
-  sign(key: BlsSecretKey, message: Uint8Array, cancel?: SignCancel): Promise<Uint8Array>;
+  sign(key: BlsSecretKey, message: Uint8Array, cancel?: AbortSignal): Promise<Uint8Array>;
   readonly workers: number;
   /** Per worker: keys held, jobs queued here, jobs sent and not yet answered. */
   stats(): BlsWorkerStats[];
@@ -240,7 +239,7 @@ export async function createPooledBackend(
       return importMany(secrets, claimed);
     },
 
-    sign(key: BlsSecretKey, message: Uint8Array, cancel?: SignCancel): Promise<Uint8Array> {
+    sign(key: BlsSecretKey, message: Uint8Array, cancel?: AbortSignal): Promise<Uint8Array> {
       if (closed) {
         return Promise.reject(new SigilError("shutting_down", "the signer is stopping"));
       }

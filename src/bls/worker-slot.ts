@@ -10,7 +10,6 @@ import {
   PUBLIC_KEY_BYTES,
   PUBLIC_KEY_MISMATCH,
   SECRET_KEY_BYTES,
-  type SignCancel,
 } from "./backend";
 import { toHex } from "./key";
 import type { FromWorker, SignJob, ToWorker } from "./protocol";
@@ -33,7 +32,7 @@ export interface BlsWorkerStats {
 }
 
 interface Job extends SignJob {
-  readonly cancel: SignCancel | undefined;
+  readonly cancel: AbortSignal | undefined;
   resolve(signature: Uint8Array): void;
   reject(error: Error): void;
 }
@@ -239,7 +238,7 @@ export class WorkerSlot {
     this.#post({ type: "forget", id });
   }
 
-  sign(id: number, message: Uint8Array, cancel?: SignCancel): Promise<Uint8Array> {
+  sign(id: number, message: Uint8Array, cancel?: AbortSignal): Promise<Uint8Array> {
     if (this.#state === "down") {
       return Promise.reject(
         new SigilError(

@@ -1,6 +1,6 @@
 import type { SlashingGuard } from "../antislashing/guard";
 import { authorize, type Principal } from "../auth/authenticator";
-import type { BlsBackend, BlsSecretKey, SignCancel } from "../bls/backend";
+import type { BlsBackend } from "../bls/backend";
 import { SigilError } from "../errors";
 import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
@@ -45,9 +45,8 @@ export interface SignContext {
 
 /**
  * The signing pipeline: parse, policy, then — inside the job limiter — the slashing guard and
- * the signature. A signature is returned only once the guard approved its message and the record
- * is durable. It is computed after the guard's decision, or, with a remote store, during the
- * check's round trip, and then dropped unless approved (docs/antislashing.md).
+ * the signature. The guard runs immediately before the signature so that nothing is signed
+ * unrecorded, and the signature is returned only once the guard's record is durable.
  */
 export class SigningService {
   constructor(private readonly deps: SigningServiceDeps) {}
@@ -116,91 +115,43 @@ export class SigningService {
       if (context.deadline.aborted) {
         throw new SigilError("request_timeout", "request timed out before signing started");
       }
-      // Set when the signature is not wanted any more: a job still queued for its worker is dropped.
-      let dropped = false;
-      const cancel = {
-        get aborted() {
-          return dropped || context.deadline.aborted;
-        },
-      };
-      const signWith = (key: BlsSecretKey): Promise<Uint8Array> =>
-        tracer.enabled
-          ? tracer.span(
-              "bls_sign",
-              {},
-              async () => await this.deps.bls.sign(key, request.signingRoot, cancel),
-            )
-          : signAsync(this.deps.bls, key, request.signingRoot, cancel);
-      // With a remote store the signature is computed during the check's round trip (guard.ts);
-      // it is released, as any other, only on an approval whose record is durable.
-      const early = this.deps.guard.signsDuringCheck
-        ? this.startEarly(pubkey, signWith)
-        : undefined;
-      let released = false;
-      try {
-        const approval = tracer.enabled
-          ? await tracer.span("slashing_check", {}, () => this.deps.guard.approve(pubkey, request))
-          : await this.deps.guard.approve(pubkey, request);
-        // The client has had its 503 while the check ran: the record stays (a repeat of this
-        // message is "same data"), but nothing is signed for an answer that was already given.
-        if (context.deadline.aborted) throw answeredBeforeSigning();
-        // The key may have been removed while the job waited in the queue or its check ran.
-        const entry = this.deps.keys.get(pubkey);
-        if (!entry) throw unknownKey(pubkey);
-        // Signed while the record's sync runs (sqlite), and released only once it is on disk: a
-        // failed sync drops the signature and answers 503. With a worker pool the span also covers
-        // the wait for the key's worker.
-        const signing =
-          early === undefined ? signWith(entry.key) : early.signature(entry.key, signWith);
-        const [signature] = await Promise.all([signing, approval.durable]);
-        if (context.deadline.aborted) throw answeredBeforeSigning();
-        released = true;
-        this.deps.canaries.observe(pubkey, request.operation, context.requestId);
-        if (log.enabled("debug")) {
-          log.debug("signed", {
-            request_id: context.requestId,
-            pubkey: shortKey(pubkey),
-            operation: request.operation,
-          });
-        }
-        this.deps.observer?.signed(
-          request.operation,
-          (started - received) / 1000,
-          (performance.now() - started) / 1000,
-        );
-        return signature;
-      } finally {
-        // An early signature that is not released still holds its worker: the job ends (and
-        // frees its place in the limiter) only once that work has stopped.
-        if (!released && early !== undefined) {
-          dropped = true;
-          await early.settled();
-        }
+      const approval = tracer.enabled
+        ? await tracer.span("slashing_check", {}, () => this.deps.guard.approve(pubkey, request))
+        : await this.deps.guard.approve(pubkey, request);
+      // The client has had its 503 while the check ran: the record stays (a repeat of this
+      // message is "same data"), but nothing is signed for an answer that was already given.
+      if (context.deadline.aborted) throw answeredBeforeSigning();
+      // The key may have been removed while the job waited in the queue.
+      const entry = this.deps.keys.get(pubkey);
+      if (!entry) throw unknownKey(pubkey);
+      // Signed while the record's sync runs (sqlite), and released only once it is on disk: a
+      // failed sync drops the signature and answers 503. With a worker pool the span also covers
+      // the wait for the key's worker.
+      const signing = tracer.enabled
+        ? tracer.span(
+            "bls_sign",
+            {},
+            async () => await this.deps.bls.sign(entry.key, request.signingRoot, context.deadline),
+          )
+        : this.deps.bls.sign(entry.key, request.signingRoot, context.deadline);
+      const [signature] = await Promise.all([signing, approval.durable]);
+      if (context.deadline.aborted) throw answeredBeforeSigning();
+      this.deps.canaries.observe(pubkey, request.operation, context.requestId);
+      if (log.enabled("debug")) {
+        log.debug("signed", {
+          request_id: context.requestId,
+          pubkey: shortKey(pubkey),
+          operation: request.operation,
+        });
       }
+      this.deps.observer?.signed(
+        request.operation,
+        (started - received) / 1000,
+        (performance.now() - started) / 1000,
+      );
+      return signature;
     });
     return this.deps.limiter.run(job, context.deadline);
-  }
-
-  /**
-   * Starts a signature before its check has answered, with the key loaded now. `signature` gives
-   * it once the check approved, with `current`, the key loaded then: when the key was replaced
-   * meanwhile (a reload, an import) and the early one can no longer sign, the current one signs
-   * instead; the same public key is the same secret, so the signature is the same.
-   */
-  private startEarly(
-    pubkey: string,
-    signWith: (key: BlsSecretKey) => Promise<Uint8Array>,
-  ): EarlySignature | undefined {
-    const entry = this.deps.keys.get(pubkey);
-    if (!entry) return undefined;
-    const computing = signWith(entry.key);
-    // Awaited below on every path; until then its failure is not unhandled.
-    computing.catch(() => {});
-    return {
-      signature: (current, sign) =>
-        current === entry.key ? computing : computing.catch(() => sign(current)),
-      settled: () => computing.then(ignore, ignore),
-    };
   }
 
   /**
@@ -245,32 +196,6 @@ export class SigningService {
   /** Lower-case 0x pubkeys, as Web3Signer lists them. */
   publicKeys(): string[] {
     return this.deps.keys.pubkeys();
-  }
-}
-
-/** A signature started before its check answered (SigningService.startEarly). */
-interface EarlySignature {
-  signature(
-    current: BlsSecretKey,
-    sign: (key: BlsSecretKey) => Promise<Uint8Array>,
-  ): Promise<Uint8Array>;
-  /** Resolves once the signature is computed, failed or dropped. */
-  settled(): Promise<void>;
-}
-
-const ignore = () => {};
-
-/** `bls.sign` as a promise, a local backend's throw included (no async wrapper per request). */
-function signAsync(
-  bls: BlsBackend,
-  key: BlsSecretKey,
-  message: Uint8Array,
-  cancel: SignCancel,
-): Promise<Uint8Array> {
-  try {
-    return Promise.resolve(bls.sign(key, message, cancel));
-  } catch (error) {
-    return Promise.reject(error);
   }
 }
 

@@ -237,7 +237,6 @@ async function createTableIfMissing(
 class DynamoSlashingStore implements SlashingStore {
   readonly backend = "dynamodb" as const;
   readonly strategy = "minimal" as const;
-  readonly remote = true;
   get location(): string {
     return `DynamoDB table "${this.table}"`;
   }

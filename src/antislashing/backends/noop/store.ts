@@ -29,7 +29,6 @@ import { NothingToExportError } from "../../store";
 class NoopSlashingStore implements SlashingStore {
   readonly backend = "noop" as const;
   readonly strategy = "none" as const;
-  readonly remote = false;
   readonly location = "noop (nothing is kept)";
   private gvr: string | undefined;
   private closed = false;

@@ -231,7 +231,6 @@ interface ExportRow {
 class PostgresStore implements SlashingStore {
   readonly backend = "postgres" as const;
   readonly strategy = "complete" as const;
-  readonly remote = true;
   private closing: Promise<void> | undefined;
   private readonly attestations: AttestationBatcher;
 

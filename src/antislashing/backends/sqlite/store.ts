@@ -201,7 +201,6 @@ let stagingCounter = 0;
 class SqliteSlashingStore implements SlashingStore {
   readonly backend = "sqlite" as const;
   readonly strategy = "complete" as const;
-  readonly remote = false;
   /** Once read or written it never changes (nothing in sigil can change it). */
   private gvr: Uint8Array | null = null;
   private closed = false;
