@@ -33,12 +33,16 @@
 //   BENCH_SLOT_BLS_SECONDS      duration of each raw all-core rate measurement (default 3)
 //   BENCH_SLOT_POOL_SIZE        antislashing.pool_size of the postgres signers (default 0: the
 //                               signer's default)
+//   BENCH_SLOT_PG_LATENCY_MS    one-way delay added between the signer and postgres by a TCP proxy
+//                               (pg-delay-proxy.ts), as with postgres on another host (default 0:
+//                               no proxy)
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import type { PostgresServer } from "../../test/support/postgres";
 import { measureBlstAllCores } from "./bls";
 import { checkOneSignature } from "./check-signature";
+import { type DelayProxy, startDelayProxy } from "./pg-delay-proxy";
 import { attestationBody } from "./sign-body";
 import type { BurstResult, BurstSpec } from "./slot-burst-client";
 import {
@@ -150,15 +154,26 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
   const warmupRequests = envInt("BENCH_SLOT_WARMUP_REQUESTS", 5000);
   const poolSize = envInt("BENCH_SLOT_POOL_SIZE", 0);
   const blsSeconds = envInt("BENCH_SLOT_BLS_SECONDS", 3);
+  const pgLatencyMs = envInt("BENCH_SLOT_PG_LATENCY_MS", 0);
   const { command, label } = signerCommand();
 
   const dir = mkdtempSync(join(tmpdir(), "sigil-bench-slot-"));
   let postgres: PostgresServer | undefined;
+  let delay: DelayProxy | undefined;
   try {
     if (backends.includes("postgres")) {
       const { startPostgres } = await import("../../test/support/postgres");
       postgres = await startPostgres();
+      if (pgLatencyMs > 0) delay = await startDelayProxy("127.0.0.1", postgres.port, pgLatencyMs);
     }
+    /** A fresh database, reached through the delay proxy when there is one. */
+    const postgresUrl = async (): Promise<string | undefined> => {
+      const url = await postgres?.createDatabase();
+      if (url === undefined || delay === undefined) return url;
+      const through = new URL(url);
+      through.port = String(delay.port);
+      return through.toString();
+    };
     const results: Record<string, unknown>[] = [];
     // Key directories: the first holds the smallest count's keys, each next one the difference.
     const keyDirs: string[] = [];
@@ -183,7 +198,7 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
           backend === "postgres"
             ? {
                 backend: "postgres",
-                url: await postgres?.createDatabase(),
+                url: await postgresUrl(),
                 ...(poolSize === 0 ? {} : { pool_size: poolSize }),
               }
             : { backend: "sqlite", path: join(dir, `slashing-${validators}.sqlite`) };
@@ -278,10 +293,12 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
       connections: connectionCounts,
       rounds,
       postgres_pool_size: poolSize === 0 ? "default" : poolSize,
+      postgres_one_way_latency_ms: pgLatencyMs,
       target: `last signature within ${TARGET_FACTOR}× the ideal`,
       cases: results,
     };
   } finally {
+    await delay?.close();
     await postgres?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
