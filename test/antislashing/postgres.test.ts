@@ -2,6 +2,7 @@
 // server for the whole file, one empty database per store.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
+import { failsWholeBatch } from "../../src/antislashing/backends/postgres/attestation-batch";
 import { LATEST_SCHEMA_VERSION } from "../../src/antislashing/backends/postgres/migrations";
 import {
   openPostgresStore,
@@ -575,23 +576,8 @@ describe("attestation checks of one event-loop turn share a statement", () => {
     const { store, url } = await fresh();
     const locked = pubkey(0x80);
     const others = Array.from({ length: 20 }, (_, i) => pubkey(i + 1));
-    await store.importInterchange(interchange([{ pubkey: locked, blocks: [], attestations: [] }]));
-    const sql = admin(url);
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let holding: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      holding = resolve;
-    });
-    // An import-like transaction holds the validator's row lock until told to commit.
-    const transaction = sql.begin(async (tx) => {
-      await tx`SELECT id FROM sigil_validators WHERE pubkey = ${Buffer.from(locked.slice(2), "hex")} FOR UPDATE`;
-      holding();
-      await released;
-    });
-    await held;
+    await store.importInterchange(interchange([emptyHistory(locked)]));
+    const release = await holdLocks(admin(url), [locked]);
     let lockedDecision: Decision | undefined;
     const waiting = vote(store, locked, 5n, 10n, 1).then((d) => {
       lockedDecision = d;
@@ -599,20 +585,90 @@ describe("attestation checks of one event-loop turn share a statement", () => {
     });
     // Same turn as the locked validator's check: one statement, had it not given up.
     const decided = Promise.all(others.map((key) => vote(store, key, 5n, 10n, 1)));
-    const outcome = await Promise.race([
-      decided,
-      Bun.sleep(20_000).then(() => "still waiting on the lock" as const),
-    ]);
-    expect(outcome).toEqual(others.map(() => ({ outcome: "new" })));
+    expect(await withinBound(decided)).toEqual(others.map(() => ({ outcome: "new" })));
     expect(lockedDecision).toBeUndefined();
-    release();
-    await transaction;
+    await release();
     expect(await waiting).toEqual({ outcome: "new" });
-    const [rows] = await sql<{ records: number }[]>`
+    const [rows] = await admin(url)<{ records: number }[]>`
       SELECT count(*)::int AS records FROM sigil_signed_attestations`;
     expect(rows?.records).toBe(21);
   }, 30_000);
+
+  test("a validator's next check waits for its first one's statement, off the connections", async () => {
+    const { store, url } = await fresh({ poolSize: 4 });
+    // Sorts after the others: the fallback sends its check last, so that none of theirs is
+    // pipelined behind it on a connection (postgres.js sends to busy connections).
+    const key = pubkey(0xf0);
+    await store.importInterchange(interchange([emptyHistory(key)]));
+    const sql = admin(url);
+    const release = await holdLocks(sql, [key]);
+    // Three votes of the locked validator and ten of others, in one turn.
+    const own = [
+      vote(store, key, 5n, 10n, 1),
+      vote(store, key, 10n, 11n, 1),
+      vote(store, key, 11n, 12n, 1),
+    ];
+    const others = Array.from({ length: 10 }, (_, i) => pubkey(0x10 + i));
+    await withinBound(Promise.all(others.map((other) => vote(store, other, 5n, 10n, 1))));
+    // The first vote's statement waits for the lock; the two others wait in the signer.
+    const [row] = await sql<{ waiting: number }[]>`
+      SELECT count(*)::int AS waiting FROM pg_stat_activity
+      WHERE wait_event_type = 'Lock' AND datname = current_database()`;
+    expect(row?.waiting).toBe(1);
+    await release();
+    expect(await Promise.all(own)).toEqual([
+      { outcome: "new" },
+      { outcome: "new" },
+      { outcome: "new" },
+    ]);
+  }, 30_000);
+
+  test("after a connection failure no check is retried alone; after a statement error, each is", () => {
+    const serverError = (code: string) =>
+      new postgres.PostgresError({ code, message: "refused" } as unknown as string);
+    expect(failsWholeBatch(new Error("write CONNECTION_CLOSED"))).toBe(true);
+    expect(failsWholeBatch(serverError("08006"))).toBe(true); // connection failure
+    expect(failsWholeBatch(serverError("53300"))).toBe(true); // too many connections
+    expect(failsWholeBatch(serverError("57P01"))).toBe(true); // administrator shutdown
+    expect(failsWholeBatch(serverError("55P03"))).toBe(false); // lock_timeout
+    expect(failsWholeBatch(serverError("40P01"))).toBe(false); // deadlock detected
+    expect(failsWholeBatch(serverError("22003"))).toBe(false); // a check's argument refused
+  });
 });
+
+const emptyHistory = (key: string): InterchangeValidator => ({
+  pubkey: key,
+  blocks: [],
+  attestations: [],
+});
+
+/** Another transaction holds these validators' row locks (as an import does) until released. */
+async function holdLocks(sql: postgres.Sql, keys: readonly string[]): Promise<() => Promise<void>> {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let holding: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    holding = resolve;
+  });
+  const transaction = sql.begin(async (tx) => {
+    for (const key of keys) {
+      await tx`SELECT id FROM sigil_validators WHERE pubkey = ${Buffer.from(key.slice(2), "hex")} FOR UPDATE`;
+    }
+    holding();
+    await released;
+  });
+  await held;
+  return async () => {
+    release();
+    await transaction;
+  };
+}
+
+/** The decisions, or a marker that they were still waiting after 20 s (a stalled store). */
+const withinBound = <T>(decided: Promise<T>) =>
+  Promise.race([decided, Bun.sleep(20_000).then(() => "still waiting on the lock" as const)]);
 
 describe("migrations", () => {
   test("several stores opening one empty database at once migrate it once", async () => {

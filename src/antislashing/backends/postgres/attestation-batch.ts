@@ -10,18 +10,25 @@
  *     together or not at all, and the callers hear of nothing before the commit.
  *   - Each check is the same function a single check calls, under READ COMMITTED: each of its
  *     statements takes a fresh snapshot, so a check sees the records of the checks before it in
- *     the batch. A batch still never holds two checks of one validator: a second one waits for the
- *     next batch.
+ *     the batch. Still, a validator has one statement in flight at most: a second check of it
+ *     waits, queued here, until the first one's statement has ended.
  *   - Validators are locked in the order of their public keys, so two batches (of this process or
  *     another) never wait on each other in a cycle.
  *   - Anything else that locks several validators (an import, a prune) locks them in another
  *     order. The batch gives up waiting for a lock after `BATCH_LOCK_TIMEOUT` (lock_timeout, set
- *     for its transaction alone), well before PostgreSQL's deadlock detection (deadlock_timeout,
- *     1 s by default) could pick the import as the victim.
- *   - A batch the server refuses (that lock timeout, or any other server error) wrote nothing: its
- *     checks are then made one at a time, each in its own transaction, as if never batched. A
- *     connection that breaks fails every check of the batch (the caller answers 503; a client's
- *     retry of a check that was in fact committed gets "same data").
+ *     for its transaction alone), long before PostgreSQL's deadlock detection (deadlock_timeout,
+ *     1 s by default) would normally pick the import as the victim.
+ *   - A batch the server refused (that lock timeout, or another error of the statement) wrote
+ *     nothing: its checks are then made one at a time, each in its own transaction, as if never
+ *     batched. A connection that breaks or cannot be had (the error classes in `failsWholeBatch`)
+ *     fails every check of the batch (the caller answers 503; a client's retry of a check that was
+ *     in fact committed gets "same data").
+ *   - At most `maxInFlight` batch statements run at once; they end within the lock timeout plus
+ *     their work. Single checks (a lone one, and the fallback's) wait for their validator's lock as
+ *     long as it takes, so they do not count against that bound: a batch that fell back frees its
+ *     place at once. The signing service's job limiter bounds them. (A single check waiting for a
+ *     lock still holds its connection, and postgres.js may pipeline other statements behind it:
+ *     docs/antislashing.md, "A validator locked by an import waits for it".)
  */
 import postgres from "postgres";
 
@@ -63,16 +70,19 @@ type Sql = postgres.Sql;
 export class AttestationBatcher {
   private queue: Queued[] = [];
   private scheduled = false;
+  /** Batch statements (of two checks or more) in flight. */
   private inFlight = 0;
+  /** Validators (hex) with a statement in flight: their next check waits for it to end. */
+  private readonly busy = new Set<string>();
 
   constructor(
     private readonly sql: Sql,
     /** One check in its own statement (the store's single-check query). */
     private readonly single: (args: AttestationArgs) => Promise<AttestationRow | undefined>,
     /**
-     * Batches in flight at most: the pool's connections. Checks arriving while every connection
-     * has a batch wait, and go together in the next one, rather than queue behind a batch on a
-     * busy connection.
+     * Batch statements in flight at most: the pool's connections. Checks arriving while every
+     * connection has a batch wait, and go together in the next one, rather than queue behind a
+     * batch on a busy connection.
      */
     private readonly maxInFlight: number,
   ) {}
@@ -80,83 +90,95 @@ export class AttestationBatcher {
   check(args: AttestationArgs): Promise<AttestationRow | undefined> {
     return new Promise((resolve, reject) => {
       this.queue.push({ args, pubkeyHex: args.pubkey.toString("hex"), resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // After the turn's other requests have queued theirs.
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  /** A flush after the turn's other requests have queued their checks. */
+  private schedule(): void {
+    if (this.scheduled || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
     this.scheduled = false;
+    // Checks of a validator with a statement in flight; sent once it has ended (`release`).
+    const deferred: Queued[] = [];
     let waiting = this.queue;
     this.queue = [];
     while (waiting.length > 0) {
       if (this.inFlight >= this.maxInFlight) {
         // Sent when a batch in flight ends.
-        this.queue = waiting.concat(this.queue);
-        return;
+        deferred.push(...waiting);
+        break;
       }
       const batch: Queued[] = [];
-      const later: Queued[] = [];
+      const rest: Queued[] = [];
       const validators = new Set<string>();
       for (const item of waiting) {
-        if (batch.length < MAX_BATCH && !validators.has(item.pubkeyHex)) {
+        if (this.busy.has(item.pubkeyHex) || validators.has(item.pubkeyHex)) deferred.push(item);
+        else if (batch.length < MAX_BATCH) {
           validators.add(item.pubkeyHex);
           batch.push(item);
-        } else {
-          later.push(item);
-        }
+        } else rest.push(item);
       }
-      this.inFlight += 1;
-      void this.send(batch).finally(() => {
-        this.inFlight -= 1;
-        if (this.queue.length > 0 && !this.scheduled) {
-          this.scheduled = true;
-          setImmediate(() => this.flush());
-        }
-      });
-      waiting = later;
+      if (batch.length > 0) this.send(batch);
+      waiting = rest;
     }
+    this.queue = deferred.concat(this.queue);
   }
 
-  /** Settles every check of the batch, whatever happens. */
-  private async send(batch: Queued[]): Promise<void> {
-    try {
-      await this.sendOrFallBack(batch);
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-    }
-  }
-
-  private async sendOrFallBack(batch: Queued[]): Promise<void> {
+  private send(batch: Queued[]): void {
+    for (const item of batch) this.busy.add(item.pubkeyHex);
     const [only] = batch;
-    if (batch.length === 1 && only !== undefined) {
-      await this.settle(only, this.single(only.args));
-      return;
+    if (batch.length === 1 && only !== undefined) this.sendSingle(only);
+    else void this.sendBatch(batch);
+  }
+
+  private sendSingle(item: Queued): void {
+    let row: Promise<AttestationRow | undefined>;
+    try {
+      row = this.single(item.args);
+    } catch (error) {
+      row = Promise.reject(error);
     }
+    void row.then(item.resolve, item.reject).finally(() => this.release([item]));
+  }
+
+  /** Settles every check of the batch, whatever happens; never rejects. */
+  private async sendBatch(batch: Queued[]): Promise<void> {
     batch.sort((a, b) => (a.pubkeyHex < b.pubkeyHex ? -1 : 1));
+    this.inFlight += 1;
     let rows: AttestationRow[];
     try {
       rows = await this.query(batch);
     } catch (error) {
-      // A broken connection: `send` fails every check of the batch.
-      if (!(error instanceof postgres.PostgresError)) throw error;
-      // The server rolled the batch back: nothing of it was written.
-      await Promise.all(batch.map((item) => this.settle(item, this.single(item.args))));
+      this.inFlight -= 1;
+      if (failsWholeBatch(error)) return this.fail(batch, error);
+      // The server rolled the statement back: nothing of it was written. Each check is made
+      // alone, out of the batch's place among those in flight.
+      for (const item of batch) this.sendSingle(item);
       return;
     }
+    this.inFlight -= 1;
     if (rows.length !== batch.length) {
-      throw new Error(
-        `slashing protection: ${batch.length} checks in one statement returned ${rows.length} rows`,
-      );
+      const problem = `slashing protection: ${batch.length} checks in one statement returned ${rows.length} rows`;
+      return this.fail(batch, new Error(problem));
     }
     for (const [i, item] of batch.entries()) item.resolve(rows[i]);
+    this.release(batch);
   }
 
-  private settle(item: Queued, row: Promise<AttestationRow | undefined>): Promise<void> {
-    return row.then(item.resolve, item.reject);
+  private fail(batch: readonly Queued[], error: unknown): void {
+    for (const item of batch) item.reject(error);
+    this.release(batch);
+  }
+
+  /** The statement of these checks has ended: their validators' next checks may go. */
+  private release(items: readonly Queued[]): void {
+    for (const item of items) this.busy.delete(item.pubkeyHex);
+    this.schedule();
   }
 
   /**
@@ -182,4 +204,15 @@ export class AttestationBatcher {
         decode(t.pubkey, 'hex'), t.source::numeric, t.target::numeric, decode(t.root, 'hex')) r
       ORDER BY t.ord`;
   }
+}
+
+/**
+ * Errors after which no check of the batch is made again one by one: a broken connection (not a
+ * server error: the driver's own), and the server's connection exception, insufficient resources
+ * and operator intervention classes (08, 53, 57: no connection, too many connections, shutting
+ * down, a cancelled statement), which would refuse every single check the same way.
+ */
+export function failsWholeBatch(error: unknown): boolean {
+  if (!(error instanceof postgres.PostgresError)) return true;
+  return /^(08|53|57)/.test(error.code);
 }
