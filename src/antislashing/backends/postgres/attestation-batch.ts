@@ -23,12 +23,12 @@
  *     batched. A connection that breaks or cannot be had (the error classes in `failsWholeBatch`)
  *     fails every check of the batch (the caller answers 503; a client's retry of a check that was
  *     in fact committed gets "same data").
- *   - At most `maxInFlight` batch statements run at once; they end within the lock timeout plus
- *     their work. Single checks (a lone one, and the fallback's) wait for their validator's lock as
- *     long as it takes, so they do not count against that bound: a batch that fell back frees its
- *     place at once. The signing service's job limiter bounds them. (A single check waiting for a
- *     lock still holds its connection, and postgres.js may pipeline other statements behind it:
- *     docs/antislashing.md, "A validator locked by an import waits for it".)
+ *   - At most `maxInFlight` statements of this batcher run at once (batches, and lone checks).
+ *     A batch that fell back frees its place when its statement ends: its checks, made one at a
+ *     time, wait for their validators' locks as long as it takes, and are bounded by the signing
+ *     service's job limiter instead. (A single check waiting for a lock still holds its
+ *     connection, and postgres.js may pipeline other statements behind it: docs/antislashing.md,
+ *     "A validator locked by an import waits for it".)
  */
 import postgres from "postgres";
 
@@ -70,7 +70,7 @@ type Sql = postgres.Sql;
 export class AttestationBatcher {
   private queue: Queued[] = [];
   private scheduled = false;
-  /** Batch statements (of two checks or more) in flight. */
+  /** Statements in flight: batches and lone checks, not a refused batch's single checks. */
   private inFlight = 0;
   /** Validators (hex) with a statement in flight: their next check waits for it to end. */
   private readonly busy = new Set<string>();
@@ -132,18 +132,27 @@ export class AttestationBatcher {
   private send(batch: Queued[]): void {
     for (const item of batch) this.busy.add(item.pubkeyHex);
     const [only] = batch;
-    if (batch.length === 1 && only !== undefined) this.sendSingle(only);
-    else void this.sendBatch(batch);
+    if (batch.length === 1 && only !== undefined) {
+      // A lone check is a statement in flight as a batch is, so that under load checks keep
+      // gathering into batches instead of leaving one by one.
+      this.inFlight += 1;
+      this.sendSingle(only, () => {
+        this.inFlight -= 1;
+      });
+    } else void this.sendBatch(batch);
   }
 
-  private sendSingle(item: Queued): void {
+  private sendSingle(item: Queued, ended?: () => void): void {
     let row: Promise<AttestationRow | undefined>;
     try {
       row = this.single(item.args);
     } catch (error) {
       row = Promise.reject(error);
     }
-    void row.then(item.resolve, item.reject).finally(() => this.release([item]));
+    void row.then(item.resolve, item.reject).finally(() => {
+      ended?.();
+      this.release([item]);
+    });
   }
 
   /** Settles every check of the batch, whatever happens; never rejects. */
