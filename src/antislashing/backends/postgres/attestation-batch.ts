@@ -80,9 +80,9 @@ export class AttestationBatcher {
     /** One check in its own statement (the store's single-check query). */
     private readonly single: (args: AttestationArgs) => Promise<AttestationRow | undefined>,
     /**
-     * Batch statements in flight at most: the pool's connections. Checks arriving while every
-     * connection has a batch wait, and go together in the next one, rather than queue behind a
-     * batch on a busy connection.
+     * Statements in flight at most: the pool's connections. Checks arriving while every
+     * connection has one wait, and go together in the next batch, rather than queue behind a
+     * statement on a busy connection.
      */
     private readonly maxInFlight: number,
   ) {}
@@ -168,6 +168,8 @@ export class AttestationBatcher {
       // The server rolled the statement back: nothing of it was written. Each check is made
       // alone, out of the batch's place among those in flight.
       for (const item of batch) this.sendSingle(item);
+      // Checks waiting for a place among the statements in flight may take the one just freed.
+      this.schedule();
       return;
     }
     this.inFlight -= 1;
