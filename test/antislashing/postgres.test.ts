@@ -577,7 +577,8 @@ describe("attestation checks of one event-loop turn share a statement", () => {
     const locked = pubkey(0x80);
     const others = Array.from({ length: 20 }, (_, i) => pubkey(i + 1));
     await store.importInterchange(interchange([emptyHistory(locked)]));
-    const release = await holdLocks(admin(url), [locked]);
+    const sql = admin(url);
+    const release = await holdLocks(sql, [locked]);
     let lockedDecision: Decision | undefined;
     const waiting = vote(store, locked, 5n, 10n, 1).then((d) => {
       lockedDecision = d;
@@ -589,7 +590,7 @@ describe("attestation checks of one event-loop turn share a statement", () => {
     expect(lockedDecision).toBeUndefined();
     await release();
     expect(await waiting).toEqual({ outcome: "new" });
-    const [rows] = await admin(url)<{ records: number }[]>`
+    const [rows] = await sql<{ records: number }[]>`
       SELECT count(*)::int AS records FROM sigil_signed_attestations`;
     expect(rows?.records).toBe(21);
   }, 30_000);

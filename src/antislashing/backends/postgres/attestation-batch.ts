@@ -163,16 +163,16 @@ export class AttestationBatcher {
     try {
       rows = await this.query(batch);
     } catch (error) {
-      this.inFlight -= 1;
       if (failsWholeBatch(error)) return this.fail(batch, error);
       // The server rolled the statement back: nothing of it was written. Each check is made
       // alone, out of the batch's place among those in flight.
       for (const item of batch) this.sendSingle(item);
-      // Checks waiting for a place among the statements in flight may take the one just freed.
-      this.schedule();
       return;
+    } finally {
+      // Checks waiting for a place among the statements in flight may take the one just freed.
+      this.inFlight -= 1;
+      this.schedule();
     }
-    this.inFlight -= 1;
     if (rows.length !== batch.length) {
       const problem = `slashing protection: ${batch.length} checks in one statement returned ${rows.length} rows`;
       return this.fail(batch, new Error(problem));
