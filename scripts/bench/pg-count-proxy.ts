@@ -4,7 +4,7 @@
 //   server → client ReadyForQuery ('Z'): one per completed Sync or simple Query = one round trip
 //   client → server Parse ('P'), Bind ('B'), Execute ('E'), Sync ('S'), Query ('Q')
 // The client's first message (StartupMessage) has no type byte and is skipped.
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { startTcpProxy } from "./tcp-proxy";
 
 export interface MessageCounts {
   readyForQuery: number;
@@ -66,11 +66,7 @@ function messageScanner(untypedFirst: boolean, onType: (type: number) => void) {
 
 export async function startCountingProxy(host: string, port: number): Promise<CountingProxy> {
   const counts = zero();
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(port, host);
-    sockets.add(client);
-    sockets.add(upstream);
+  const proxy = await startTcpProxy(host, port, () => {
     const fromClient = messageScanner(true, (type) => {
       if (type === 0x50) counts.parse++;
       else if (type === 0x42) counts.bind++;
@@ -81,37 +77,23 @@ export async function startCountingProxy(host: string, port: number): Promise<Co
     const fromServer = messageScanner(false, (type) => {
       if (type === 0x5a) counts.readyForQuery++;
     });
-    client.on("data", (chunk: Buffer) => {
-      fromClient(chunk);
-      upstream.write(chunk);
-    });
-    upstream.on("data", (chunk: Buffer) => {
-      fromServer(chunk);
-      client.write(chunk);
-    });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
+    return {
+      fromClient(chunk, upstream) {
+        fromClient(chunk);
+        upstream.write(chunk);
+      },
+      fromServer(chunk, client) {
+        fromServer(chunk);
+        client.write(chunk);
+      },
     };
-    client.on("close", end);
-    upstream.on("close", end);
-    client.on("error", end);
-    upstream.on("error", end);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("proxy has no port");
   return {
-    port: address.port,
+    port: proxy.port,
     counts,
     reset() {
       Object.assign(counts, zero());
     },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => proxy.close(),
   };
 }
