@@ -882,6 +882,11 @@ export function slashingConformanceSuite(
           await store.checkAndInsertAttestation(GVR_A, vote(V1, 11, 12, root("a", 11, 12))),
           "attestation_target_below_low_watermark",
         );
+        // Ahead of every record (source 3, target 5), yet below the source floor.
+        expectRefused(
+          await store.checkAndInsertAttestation(GVR_A, vote(V1, 9, 20, root("a", 9, 20))),
+          "attestation_source_below_low_watermark",
+        );
         await expectGapSignable(V2);
         expectRefused(
           await store.checkAndInsertBlock(GVR_A, block(V2, 99, root("b", 99))),

@@ -27,6 +27,7 @@ const PINNED: Record<string, { list: readonly AnyMigration[]; sha256: readonly s
       "7ec8725d94ea3aebe0a9d07388bead137175727f001701857684d936b97cf659",
       "e683f188563cc43228aa90fe24dd292bb379cb2c5bc7d81e6d159afdf981ab05",
       "093e1d2bea7eae5641b9cc4c679dd4edbf3d9adf7a12203e4d1a91fefd134d4c",
+      "284bc0827f074518dd979fe022f16b02d742b9ae2bdb60cff9061c3c9154f2a0",
     ],
   },
   "slashing protection, sqlite": {
