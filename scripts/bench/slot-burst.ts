@@ -13,7 +13,8 @@
 //   raw      the raw all-core blst rate, signer idle
 //   first    the first burst of the freshly started signer (round 0): every validator's first record
 //   warm-up  more bursts, unreported, until the signer has signed `warmup` requests (its JIT warm,
-//            as in a signer that has run for a while)
+//            as in a signer that has run for a while: 5,000 left the JIT compiling during the
+//            measured 10,000-validator bursts; after 30,000 it no longer was)
 //   bursts   per connection count, `rounds` bursts; each burst is one epoch after the one before
 // The slot's committee is ceil(N / 32) validators drawn pseudo-randomly (fixed seed) from the whole
 // set; every request of a burst signs the same attestation data (as one slot's attesters do).
@@ -29,7 +30,7 @@
 //   BENCH_SLOT_CONNECTIONS      comma-separated connection counts (default 64,256)
 //   BENCH_SLOT_ROUNDS           measured bursts per connection count (default 3)
 //   BENCH_SLOT_WARMUP_REQUESTS  requests signed (first burst included) before the measured bursts
-//                               (default 5000: whole bursts, at least the first)
+//                               (default 30000: whole bursts, at least the first)
 //   BENCH_SLOT_BLS_SECONDS      duration of each raw all-core rate measurement (default 3)
 //   BENCH_SLOT_POOL_SIZE        antislashing.pool_size of the postgres signers (default 0: the
 //                               signer's default)
@@ -151,7 +152,7 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
   }
   const connectionCounts = envList("BENCH_SLOT_CONNECTIONS", ["64", "256"]).map(Number);
   const rounds = envInt("BENCH_SLOT_ROUNDS", 3);
-  const warmupRequests = envInt("BENCH_SLOT_WARMUP_REQUESTS", 5000);
+  const warmupRequests = envInt("BENCH_SLOT_WARMUP_REQUESTS", 30_000);
   const poolSize = envInt("BENCH_SLOT_POOL_SIZE", 0);
   const blsSeconds = envInt("BENCH_SLOT_BLS_SECONDS", 3);
   const pgLatencyMs = envInt("BENCH_SLOT_PG_LATENCY_MS", 0);
