@@ -109,7 +109,7 @@ export class AttestationBatcher {
     this.queue = [];
     while (waiting.length > 0) {
       if (this.inFlight >= this.maxInFlight) {
-        // Sent when a batch in flight ends.
+        // Sent when a statement in flight ends.
         deferred.push(...waiting);
         break;
       }
@@ -131,11 +131,11 @@ export class AttestationBatcher {
 
   private send(batch: Queued[]): void {
     for (const item of batch) this.busy.add(item.pubkeyHex);
+    // A lone check is a statement in flight as a batch is, so that under load checks keep
+    // gathering into batches instead of leaving one by one.
+    this.inFlight += 1;
     const [only] = batch;
     if (batch.length === 1 && only !== undefined) {
-      // A lone check is a statement in flight as a batch is, so that under load checks keep
-      // gathering into batches instead of leaving one by one.
-      this.inFlight += 1;
       this.sendSingle(only, () => {
         this.inFlight -= 1;
       });
@@ -155,10 +155,12 @@ export class AttestationBatcher {
     });
   }
 
-  /** Settles every check of the batch, whatever happens; never rejects. */
+  /**
+   * Settles every check of the batch, whatever happens; never rejects. Its place among the
+   * statements in flight (taken by `send`) is given back when the statement ends.
+   */
   private async sendBatch(batch: Queued[]): Promise<void> {
     batch.sort((a, b) => (a.pubkeyHex < b.pubkeyHex ? -1 : 1));
-    this.inFlight += 1;
     let rows: AttestationRow[];
     try {
       rows = await this.query(batch);
