@@ -11,7 +11,13 @@
  * The wall-clock epoch needs the network's genesis time; a custom network whose network_config
  * does not give it has no bound (the application says so at start-up).
  */
-import type { Decision } from "./store";
+import {
+  type Decision,
+  type InterchangeSource,
+  type InterchangeValidator,
+  type RefusalReason,
+  SlashingImportError,
+} from "./store";
 
 /** When the chain started and how fast it goes. */
 export interface ChainClock {
@@ -40,30 +46,89 @@ export function latestAllowedEpoch(bound: FutureBound): bigint {
   return wallClockEpoch(bound.clock, (bound.now ?? Date.now)()) + bound.maxFutureEpochs;
 }
 
-/** The refusal for a message beyond the bound, or null when it is within. */
-export function futureRefusal(
+/**
+ * A message beyond the bound: the refusal reason, and `limit`, the words for how far is too far
+ * ("more than 2 epochs after the current epoch 1000 (antislashing.max_future_epochs)"); null when
+ * it is within.
+ */
+export function beyondBound(
   message:
     | { readonly kind: "block"; readonly slot: bigint }
     | { readonly kind: "attestation"; readonly targetEpoch: bigint },
   bound: FutureBound,
-): Extract<Decision, { outcome: "refused" }> | null {
+): { reason: Extract<RefusalReason, `${string}_too_far_in_future`>; limit: string } | null {
   const latest = latestAllowedEpoch(bound);
+  const epoch =
+    message.kind === "block" ? message.slot / bound.clock.slotsPerEpoch : message.targetEpoch;
+  if (epoch <= latest) return null;
   // Words only for a refusal: the message is within the bound on every ordinary request.
-  const limit = () =>
-    `more than ${bound.maxFutureEpochs} epochs after the current epoch ${latest - bound.maxFutureEpochs} (antislashing.max_future_epochs)`;
-  if (message.kind === "block") {
-    const epoch = message.slot / bound.clock.slotsPerEpoch;
-    if (epoch <= latest) return null;
-    return {
-      outcome: "refused",
-      reason: "block_slot_too_far_in_future",
-      detail: `slot ${message.slot} (epoch ${epoch}) is ${limit()}; nothing was recorded`,
-    };
-  }
-  if (message.targetEpoch <= latest) return null;
+  const limit = `more than ${bound.maxFutureEpochs} epochs after the current epoch ${latest - bound.maxFutureEpochs} (antislashing.max_future_epochs)`;
+  return message.kind === "block"
+    ? { reason: "block_slot_too_far_in_future", limit }
+    : { reason: "attestation_target_too_far_in_future", limit };
+}
+
+/** The refusal for a message beyond the bound, or null when it is within. */
+export function futureRefusal(
+  message: Parameters<typeof beyondBound>[0],
+  bound: FutureBound,
+): Extract<Decision, { outcome: "refused" }> | null {
+  const beyond = beyondBound(message, bound);
+  if (!beyond) return null;
+  const what =
+    message.kind === "block"
+      ? `slot ${message.slot} (epoch ${message.slot / bound.clock.slotsPerEpoch})`
+      : `target epoch ${message.targetEpoch}`;
   return {
     outcome: "refused",
-    reason: "attestation_target_too_far_in_future",
-    detail: `target epoch ${message.targetEpoch} is ${limit()}; nothing was recorded`,
+    reason: beyond.reason,
+    detail: `${what} is ${beyond.limit}; nothing was recorded`,
+  };
+}
+
+/**
+ * The first record of an imported validator beyond the bound, described for a refusal (its
+ * validator, block slot or attestation epochs), or undefined when every record is within. An
+ * attestation counts by the later of its source and target. An imported record is judged as a
+ * signing request for the same message would be: recorded, it would end the validator's duties
+ * just the same.
+ */
+export function firstRecordBeyond(
+  validator: InterchangeValidator,
+  bound: FutureBound,
+): string | undefined {
+  const { slotsPerEpoch } = bound.clock;
+  for (const { slot } of validator.blocks) {
+    const beyond = beyondBound({ kind: "block", slot }, bound);
+    if (beyond)
+      return `validator ${validator.pubkey}: block slot ${slot} (epoch ${slot / slotsPerEpoch}) is ${beyond.limit}`;
+  }
+  for (const { sourceEpoch, targetEpoch } of validator.attestations) {
+    const latest = sourceEpoch > targetEpoch ? sourceEpoch : targetEpoch;
+    const beyond = beyondBound({ kind: "attestation", targetEpoch: latest }, bound);
+    if (beyond)
+      return `validator ${validator.pubkey}: attestation source epoch ${sourceEpoch}, target epoch ${targetEpoch} is ${beyond.limit}`;
+  }
+  return undefined;
+}
+
+/** An imported record beyond `antislashing.max_future_epochs` (its message says which). */
+export class FutureRecordError extends SlashingImportError {}
+
+/**
+ * The interchange as it is read, refused at its first record beyond the bound: the iteration
+ * throws a SlashingImportError, which every backend's import treats as a failed import that
+ * writes nothing (as it does a malformed record).
+ */
+export function withinBound(source: InterchangeSource, bound: FutureBound): InterchangeSource {
+  return {
+    metadata: source.metadata,
+    async *validators() {
+      for await (const validator of source.validators()) {
+        const beyond = firstRecordBeyond(validator, bound);
+        if (beyond) throw new FutureRecordError(beyond);
+        yield validator;
+      }
+    },
   };
 }

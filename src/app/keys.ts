@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { FutureBound } from "../antislashing/future";
 import type { SlashingStore } from "../antislashing/store";
 import type { BlsBackend } from "../bls/backend";
 import type { Config } from "../config/schema";
@@ -32,6 +33,8 @@ export async function wireKeys(
     keys: KeyStore;
     bls: BlsBackend;
     slashing: SlashingStore;
+    /** `antislashing.max_future_epochs`, for imported history; absent: no bound. */
+    futureBound?: FutureBound;
     logger: Logger;
     /** Sources built elsewhere (cloud_kv), in the order a reload reads them after the filesystem. */
     others: readonly KeySource[];
@@ -54,6 +57,7 @@ export async function wireKeys(
     keys: deps.keys,
     bls: deps.bls,
     slashing: deps.slashing,
+    ...(deps.futureBound ? { futureBound: deps.futureBound } : {}),
     sources: [filesystem, ...deps.others],
     logger: log,
   });

@@ -195,9 +195,12 @@ async function startWithStore(
   });
 
   const cloudKv = seal ? await wireCloudKv(config, { seal, bls, logger }) : undefined;
+  // One bound for signing and for the history imports bring.
+  const bound = futureBound(config, network, logger);
   const keySources = await wireKeys(config, {
     keys,
     bls,
+    ...(bound ? { futureBound: bound } : {}),
     slashing: store,
     logger,
     others: cloudKv ? [cloudKv.source] : [],
@@ -227,7 +230,7 @@ async function startWithStore(
     bls,
     limiter,
     guard: new StoreGuard(store, logger.child("antislashing"), {
-      futureBound: futureBound(config, network, logger),
+      ...(bound ? { futureBound: bound } : {}),
       writes,
     }),
     network,

@@ -1,6 +1,7 @@
 import { renameSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { bytesToHex } from "../antislashing/encoding";
+import { FutureRecordError, withinBound } from "../antislashing/future";
 import { readInterchange, writeInterchange } from "../antislashing/interchange";
 import type { OpenedDatabase } from "../antislashing/registry";
 import {
@@ -11,7 +12,7 @@ import {
   type SlashingStore,
 } from "../antislashing/store";
 import { DatabaseFileError } from "../app/database-file";
-import { configuredNetwork, openSlashingStore } from "../app/slashing";
+import { configuredNetwork, futureBound, openSlashingStore } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
 import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
@@ -61,6 +62,13 @@ export function failToOpen(error: unknown, configPath: string | undefined, orFla
   fail(
     `cannot open the slashing protection database: ${error instanceof Error ? error.message : String(error)}`,
   );
+}
+
+/** A logger that writes nothing: serve's start-up lines about the future bound are not for a command. */
+function silent() {
+  const off = parseLogFilter("off");
+  if (!off.ok) throw new Error(off.error);
+  return createLogger({ filter: off.filter, format: "json", color: false });
 }
 
 /** Runs `run` on the configured slashing store (logging at warn); exits if it cannot be opened. */
@@ -137,12 +145,20 @@ const importCommand = defineCommand({
     ],
     notes: [
       "Stop the signer first when the database is sqlite (one process writes the file). The whole file is refused, and nothing changed, if it is for another chain or malformed.",
+      "A record more than antislashing.max_future_epochs epochs after the network's current epoch refuses the whole file, as signing such a message would be refused (recorded, it would end the validator's duties): --allow-future imports it anyway.",
     ],
   },
-  args: { ...configArgs(SLASHING_SCOPE), ...fileArg("read") },
+  args: {
+    ...configArgs(SLASHING_SCOPE),
+    ...fileArg("read"),
+    "allow-future": {
+      type: "boolean",
+      description: "Import records beyond antislashing.max_future_epochs too",
+    },
+  },
   async run({ rawArgs }) {
     const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
-      extraFlags: { file: { type: "string" } },
+      extraFlags: { file: { type: "string" }, "allow-future": { type: "boolean" } },
       scope: SLASHING_SCOPE,
     });
     const file = extras.file as string | undefined;
@@ -151,10 +167,20 @@ const importCommand = defineCommand({
     const { report, location } = await withStore(
       config,
       async (store) => {
+        // Without a known genesis time there is no bound, as for signing (docs/antislashing.md).
+        const bound =
+          extras["allow-future"] === true
+            ? undefined
+            : futureBound(config, configuredNetwork(config), silent());
         try {
-          const report = await store.importInterchange(await readInterchange(input));
+          const read = await readInterchange(input);
+          const report = await store.importInterchange(bound ? withinBound(read, bound) : read);
           return { report, location: store.location };
         } catch (error) {
+          if (error instanceof FutureRecordError)
+            fail(
+              `import refused, nothing was changed: ${error.message}; to import such records anyway, add --allow-future`,
+            );
           if (
             error instanceof SlashingImportError ||
             (error as NodeJS.ErrnoException).code === "ENOENT"

@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import type { FutureBound } from "../antislashing/future";
 import type { SlashingStore } from "../antislashing/store";
 import type { KeyAccess } from "../auth/authenticator";
 import type { BlsBackend, BlsSecretKey } from "../bls/backend";
@@ -18,7 +19,7 @@ import type { KeySourceName, KeyStore } from "./key-store";
 import { KeyedLock } from "./keyed-lock";
 import { openImportedKeystore } from "./keystore-import";
 import { createSemaphore } from "./semaphore";
-import { exportHistory, importHistory } from "./slashing-history";
+import { exportHistory, importHistory, readHistory } from "./slashing-history";
 import type { KeySource, LoadFailure, NewKey, SourceSnapshot } from "./sources/source";
 import { WriteFence } from "./write-fence";
 
@@ -26,6 +27,8 @@ export interface KeyServiceDeps {
   readonly keys: KeyStore;
   readonly bls: BlsBackend;
   readonly slashing: SlashingStore;
+  /** `antislashing.max_future_epochs`, which imported history is held to as signing is. */
+  readonly futureBound?: FutureBound;
   readonly sources: readonly KeySource[];
   readonly logger: Logger;
 }
@@ -228,7 +231,9 @@ export class KeyService {
    * Imports keystores into the `target` source. Per item: `imported`, `duplicate`, or `error` (a
    * keystore that does not open, a key the caller may not import). The keys to write are written
    * as one batch: if a write fails (or the time runs out), the batch is undone and every one of
-   * them answers `error` saying so; none joins the key store.
+   * them answers `error` saying so; none joins the key store. The request's slashing history is
+   * imported before that, and only the history of its own keys that the caller may import, within
+   * the future bound: anything else refuses the whole request, nothing changed (importHistory).
    */
   async import(
     target: KeySourceName,
@@ -238,9 +243,11 @@ export class KeyService {
   ): Promise<{ data: ItemResult<ImportStatus>[] }> {
     checkPasswords(command);
     const source = this.#writable(target);
-    // Slashing history first: no key may become active before its history is in the database.
-    if (typeof command.slashing_protection === "string")
-      await importHistory(this.deps.slashing, command.slashing_protection);
+    // Read whole, and refused when malformed, before any keystore costs a KDF.
+    const history =
+      typeof command.slashing_protection === "string"
+        ? await readHistory(command.slashing_protection)
+        : undefined;
     const seen = new Set<string>();
     const opened = await Promise.all(
       command.keystores.map((text, i) => {
@@ -272,6 +279,24 @@ export class KeyService {
           keystore: { text, password },
         },
       });
+    }
+    if (history) {
+      // Slashing history first: no key may become active before its history is in the database.
+      const requested = new Set<string>();
+      for (const { result } of opened) if (result.pubkey) requested.add(result.pubkey);
+      try {
+        await importHistory(this.deps.slashing, history, {
+          requested,
+          refusal: (pubkey) => access.refusal(pubkey),
+          ...(this.deps.futureBound ? { bound: this.deps.futureBound } : {}),
+        });
+      } catch (error) {
+        for (const { key } of candidates) {
+          key.secret.fill(0);
+          this.#forget(key.key);
+        }
+        throw error;
+      }
     }
     try {
       if (candidates.length > 0) {

@@ -26,30 +26,42 @@ export type OpenedKeystore =
       readonly key: BlsSecretKey;
       readonly secret: Uint8Array;
     }
-  | { readonly ok: false; readonly result: ItemResult<ImportStatus> };
+  | {
+      readonly ok: false;
+      readonly result: ItemResult<ImportStatus>;
+      /** The key the keystore is for, when known: as it claims, or as it decrypted. */
+      readonly pubkey?: string;
+    };
 
 /**
  * One keystore of an import request, up to the point where it would be stored: parsed,
  * decrypted, checked against its claimed pubkey, and not a duplicate of a loaded key or of an
  * earlier item. On success the caller owns `secret` and must zero it.
  */
+const MISMATCH = "the keystore's pubkey does not match its decrypted key";
+
 export async function openImportedKeystore(
   text: string,
   password: string,
   batch: ImportBatch,
 ): Promise<OpenedKeystore> {
-  const fail = (message: string): OpenedKeystore => ({
+  let claimed: string | undefined;
+  const fail = (message: string, pubkey = claimed): OpenedKeystore => ({
     ok: false,
     result: { status: "error", message },
+    ...(pubkey ? { pubkey } : {}),
   });
-  const duplicate: OpenedKeystore = { ok: false, result: { status: "duplicate" } };
+  const duplicate = (pubkey = claimed): OpenedKeystore => ({
+    ok: false,
+    result: { status: "duplicate" },
+    ...(pubkey ? { pubkey } : {}),
+  });
   let keystore: unknown;
   try {
     keystore = JSON.parse(text);
   } catch {
     return fail("keystore is not valid JSON");
   }
-  let claimed: string | undefined;
   try {
     claimed = keystorePubkey(keystore);
   } catch (error) {
@@ -58,11 +70,11 @@ export async function openImportedKeystore(
   const taken = (pubkey: string) => batch.seen.has(pubkey) || batch.keys.get(pubkey) !== undefined;
   const refused = (pubkey: string) => {
     const reason = batch.refusal?.(pubkey);
-    return reason === undefined ? undefined : fail(`not allowed: ${reason}`);
+    return reason === undefined ? undefined : fail(`not allowed: ${reason}`, pubkey);
   };
   const refusedClaim = claimed ? refused(claimed) : undefined;
   if (refusedClaim) return refusedClaim;
-  if (claimed && taken(claimed)) return duplicate;
+  if (claimed && taken(claimed)) return duplicate();
   if (claimed) batch.seen.add(claimed);
   let secret: Uint8Array;
   try {
@@ -83,7 +95,9 @@ export async function openImportedKeystore(
     secret.fill(0);
     batch.bls.forget?.(key);
     if (refusedKey) return refusedKey;
-    return claimed ? fail("the keystore's pubkey does not match its decrypted key") : duplicate;
+    // A keystore that lies about its key is for no key of the request.
+    if (claimed) return { ok: false, result: { status: "error", message: MISMATCH } };
+    return duplicate(pubkey);
   }
   batch.seen.add(pubkey);
   return { ok: true, pubkey, key, secret };

@@ -174,3 +174,66 @@ test("inventory: every key with source, status and loaded flag, in stable pages"
   const bad = await api("GET", "/api/v1/signer/keys?limit=0");
   expect(bad.status).toBe(400);
 });
+
+test("a key-scoped token cannot import another key's history (issue 37): 403, nothing changed, that key still signs", async () => {
+  const [victim, own] = await Promise.all([makeKeystore(40), makeKeystore(42)]);
+  if (!victim || !own) throw new Error("no keystores");
+  const loaded = await api("POST", "/api/v1/signer/keys", {
+    keystores: [victim.keystore, own.keystore],
+    passwords: [PASSWORD, PASSWORD],
+  });
+  expect(loaded.body.data).toEqual([{ status: "imported" }, { status: "imported" }]);
+  const policy = {
+    name: "own-key-writer",
+    rules: [
+      {
+        effect: "allow",
+        scopes: ["signer_keys_write", "signer_keys_list", "sign"],
+        keys: [own.pubkey],
+      },
+    ],
+  };
+  expect((await api("POST", "/api/v1/signer/auth/policies", policy)).status).toBe(201);
+  const created = await api("POST", "/api/v1/signer/auth/tokens", {
+    policies: ["own-key-writer"],
+    ttl_seconds: 3600,
+  });
+  expect(created.status).toBe(201);
+  const token = registerTestSecret(String(created.body.token), "key-scoped token");
+  const max = ((1n << 64n) - 1n).toString();
+  const history = (pubkey: string) =>
+    JSON.stringify({
+      metadata: {
+        interchange_format_version: "5",
+        genesis_validators_root: attestationRequest(1, 2, 3).body.fork_info.genesis_validators_root,
+      },
+      data: [
+        {
+          pubkey,
+          signed_blocks: [{ slot: max }],
+          signed_attestations: [{ source_epoch: "0", target_epoch: max }],
+        },
+      ],
+    });
+  const attack = await managementCall(sigil.url, token, "POST", "/api/v1/signer/keys", {
+    keystores: [],
+    passwords: [],
+    slashing_protection: history(victim.pubkey),
+  });
+  expect(attack.status).toBe(403);
+  expect(attack.body.code).toBe("forbidden");
+  expect(attack.body.message).toContain(
+    `records of key ${victim.pubkey}, which this token may not import`,
+  );
+  expect((await signAttestation(victim.pubkey, 60, 61, 1)).status).toBe(200);
+  expect((await signAttestation(victim.pubkey, 61, 62, 2)).status).toBe(200);
+  // Its own key's far-future history is refused as signing it would be.
+  const future = await managementCall(sigil.url, token, "POST", "/api/v1/signer/keys", {
+    keystores: [own.keystore],
+    passwords: [PASSWORD],
+    slashing_protection: history(own.pubkey),
+  });
+  expect(future.status).toBe(400);
+  expect(future.body.message).toContain("antislashing.max_future_epochs");
+  expect((await signAttestation(own.pubkey, 60, 61, 3)).status).toBe(200);
+});
