@@ -421,8 +421,12 @@ export class KeyService {
         };
       }
     }
-    this.#forgetEverywhere(pubkey, holders);
-    logger.info("key deleted", { pubkey, sources: holders.map((s) => s.name).join(",") });
+    const waited = await this.#forgetEverywhere(pubkey, holders);
+    logger.info("key deleted", {
+      pubkey,
+      sources: holders.map((s) => s.name).join(","),
+      ...waited,
+    });
     return { status: "deleted" };
   }
 
@@ -446,18 +450,40 @@ export class KeyService {
       };
     }
     if (outcome !== "removed" && !entry) return { status: "not_found" };
-    this.#forgetEverywhere(pubkey, [source]);
-    logger.info("key deleted", { pubkey, sources: source.name });
+    const waited = await this.#forgetEverywhere(pubkey, [source]);
+    logger.info("key deleted", { pubkey, sources: source.name, ...waited });
     return { status: "deleted" };
   }
 
-  #forgetEverywhere(pubkey: string, sources: readonly KeySource[]): void {
-    this.deps.keys.remove(pubkey);
+  /**
+   * Takes the key out of memory, then waits for the signatures with it still in flight to be
+   * released or refused (no new one can start), so that the delete answers once signing with it
+   * has stopped; under the key's lock, so no import of it runs meanwhile. Returns, for the log,
+   * how many were in flight and how long that took.
+   */
+  async #forgetEverywhere(
+    pubkey: string,
+    sources: readonly KeySource[],
+  ): Promise<{ in_flight: number; in_flight_wait_ms: number }> {
+    const { keys } = this.deps;
+    keys.remove(pubkey);
     this.#quarantined.delete(pubkey);
     for (const source of sources) {
       this.#holds.get(source.name)?.delete(pubkey);
       source.writer?.removed?.([pubkey]);
     }
+    const inFlight = keys.inFlight(pubkey);
+    const started = performance.now();
+    if (inFlight > 0) {
+      await keys.settled(pubkey);
+      // The signatures released just now are answered in the microtasks that follow: let their
+      // responses go out before this delete goes on to answer.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return {
+      in_flight: inFlight,
+      in_flight_wait_ms: Math.round((performance.now() - started) * 10) / 10,
+    };
   }
 
   /** The sources that hold the key: the one it was loaded from, and any shadowed by it. */

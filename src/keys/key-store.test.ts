@@ -69,3 +69,51 @@ describe("KeyStore onRemove", () => {
     expect(removed).toEqual([sameKey]);
   });
 });
+
+describe("KeyStore signatures in flight", () => {
+  test("a removed key leaves the BLS backend at its last release; settled waits for it", async () => {
+    const removed: StoredKey[] = [];
+    const keys = new KeyStore({ onRemove: (gone) => removed.push(gone) });
+    const a = entry(1);
+    keys.add(a);
+    const first = keys.acquire(a.pubkey);
+    const second = keys.acquire(a.pubkey);
+    expect(first).toBe(a);
+    expect(keys.inFlight(a.pubkey)).toBe(2);
+    let settled = false;
+    const waiting = keys.settled(a.pubkey).then(() => {
+      settled = true;
+    });
+    expect(keys.remove(a.pubkey)).toBe(true);
+    // Gone for every later signature, but the two in flight keep their key.
+    expect(keys.acquire(a.pubkey)).toBeUndefined();
+    expect(removed).toEqual([]);
+    keys.release(a);
+    await Bun.sleep(0);
+    expect(settled).toBe(false);
+    expect(removed).toEqual([]);
+    keys.release(second as StoredKey);
+    await waiting;
+    expect(removed).toEqual([a]);
+    expect(keys.inFlight(a.pubkey)).toBe(0);
+    await keys.settled(a.pubkey);
+  });
+
+  test("a replacement under the same key object never retires it; another key object does, at its last release", () => {
+    const removed: StoredKey[] = [];
+    const keys = new KeyStore({ onRemove: (gone) => removed.push(gone) });
+    const a = entry(1);
+    keys.add(a);
+    const held = keys.acquire(a.pubkey) as StoredKey;
+    keys.replace({ ...a, readonly: false });
+    keys.release(held);
+    expect(removed).toEqual([]);
+    const again = keys.acquire(a.pubkey) as StoredKey;
+    const changed = { ...entry(1), readonly: false };
+    keys.replace(changed);
+    expect(removed).toEqual([]);
+    keys.release(again);
+    expect(removed).toEqual([again]);
+    expect(keys.get(a.pubkey)).toBe(changed);
+  });
+});

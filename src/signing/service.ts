@@ -121,35 +121,41 @@ export class SigningService {
       // The client has had its 503 while the check ran: the record stays (a repeat of this
       // message is "same data"), but nothing is signed for an answer that was already given.
       if (context.deadline.aborted) throw answeredBeforeSigning();
-      // The key may have been removed while the job waited in the queue.
-      const entry = this.deps.keys.get(pubkey);
+      // The key may have been removed while the job waited in the queue. Held from here to the
+      // release of the signature: a delete answers only once no signature with the key is in flight.
+      const entry = this.deps.keys.acquire(pubkey);
       if (!entry) throw unknownKey(pubkey);
-      // Signed while the record's sync runs (sqlite), and released only once it is on disk: a
-      // failed sync drops the signature and answers 503. With a worker pool the span also covers
-      // the wait for the key's worker.
-      const signing = tracer.enabled
-        ? tracer.span(
-            "bls_sign",
-            {},
-            async () => await this.deps.bls.sign(entry.key, request.signingRoot, context.deadline),
-          )
-        : this.deps.bls.sign(entry.key, request.signingRoot, context.deadline);
-      const [signature] = await Promise.all([signing, approval.durable]);
-      if (context.deadline.aborted) throw answeredBeforeSigning();
-      this.deps.canaries.observe(pubkey, request.operation, context.requestId);
-      if (log.enabled("debug")) {
-        log.debug("signed", {
-          request_id: context.requestId,
-          pubkey: shortKey(pubkey),
-          operation: request.operation,
-        });
+      try {
+        // Signed while the record's sync runs (sqlite), and released only once it is on disk: a
+        // failed sync drops the signature and answers 503. With a worker pool the span also covers
+        // the wait for the key's worker.
+        const signing = tracer.enabled
+          ? tracer.span(
+              "bls_sign",
+              {},
+              async () =>
+                await this.deps.bls.sign(entry.key, request.signingRoot, context.deadline),
+            )
+          : this.deps.bls.sign(entry.key, request.signingRoot, context.deadline);
+        const [signature] = await Promise.all([signing, approval.durable]);
+        if (context.deadline.aborted) throw answeredBeforeSigning();
+        this.deps.canaries.observe(pubkey, request.operation, context.requestId);
+        if (log.enabled("debug")) {
+          log.debug("signed", {
+            request_id: context.requestId,
+            pubkey: shortKey(pubkey),
+            operation: request.operation,
+          });
+        }
+        this.deps.observer?.signed(
+          request.operation,
+          (started - received) / 1000,
+          (performance.now() - started) / 1000,
+        );
+        return signature;
+      } finally {
+        this.deps.keys.release(entry);
       }
-      this.deps.observer?.signed(
-        request.operation,
-        (started - received) / 1000,
-        (performance.now() - started) / 1000,
-      );
-      return signature;
     });
     return this.deps.limiter.run(job, context.deadline);
   }
