@@ -2,7 +2,7 @@
 // keys imported while the signer runs are sealed into the cache, so the next start-up needs no
 // KDF for them; deleted keys leave it; a keystore under a new password is reported, not cached.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type RunningSigner, startSigner } from "../../src/app/signer";
 import { loadConfig } from "../../src/config/load";
@@ -33,11 +33,17 @@ afterAll(() => dir.remove());
 
 type LogRecord = Record<string, unknown>;
 
-/** A key directory holding `configured` as operator-written descriptors, and its cache path. */
-function keyDirectory(name: string): { keysDir: string; cachePath: string } {
+/**
+ * A key directory holding `configured` (or `keys`) as operator-written descriptors, and its cache
+ * path.
+ */
+function keyDirectory(
+  name: string,
+  keys: readonly TestKey[] = configured,
+): { keysDir: string; cachePath: string } {
   const keysDir = join(dir.path, `${name}-keys`);
   mkdirSync(keysDir, { recursive: true });
-  for (const [i, key] of configured.entries()) {
+  for (const [i, key] of keys.entries()) {
     writeFileSync(join(keysDir, `k${i}.json`), key.keystore);
     writeFileSync(join(keysDir, `k${i}.txt`), `${SHARED}\n`);
     writeFileSync(
@@ -173,6 +179,42 @@ describe("keystore cache with the Key Manager API", () => {
     try {
       expect(cacheRecord(second.records())).toMatchObject({ state: "rebuilt", sealed: 3 });
       expect(cachedPubkeys(cachePath)).toEqual(sorted([...configured, otherPassword]));
+    } finally {
+      await second.signer.stop();
+    }
+  });
+
+  test("no keystore at start-up, so no cache: the first import makes it, and the restart decrypts none", async () => {
+    const { keysDir, cachePath } = keyDirectory("empty", []);
+    const first = await start("empty", keysDir, cachePath);
+    try {
+      // Nothing to derive the cache's key from yet: no cache, no file.
+      expect(cacheRecord(first.records())).toBeUndefined();
+      expect(existsSync(cachePath)).toBe(false);
+      expect(await importStatuses(first.url, [sameA], [SHARED])).toEqual(["imported"]);
+      // Before any restart: the file is there, holding the imported key.
+      expect(cachedPubkeys(cachePath)).toEqual([sameA.pubkey]);
+      expect(
+        first.records().find((r) => r.msg === "keystore cache" && r.made_by === "import"),
+      ).toMatchObject({ state: "new" });
+      // A later import under the same password is sealed into the same file.
+      expect(await importStatuses(first.url, [sameB], [SHARED])).toEqual(["imported"]);
+      expect(cachedPubkeys(cachePath)).toEqual(sorted([sameA, sameB]));
+    } finally {
+      await first.signer.stop();
+    }
+
+    const second = await start("empty", keysDir, cachePath);
+    try {
+      expect(cacheRecord(second.records())).toMatchObject({
+        state: "valid",
+        fromCache: 2,
+        sealed: 0,
+        rejected: 0,
+      });
+      expect(second.records().some((r) => r.msg === "keystore cache not found, building it")).toBe(
+        false,
+      );
     } finally {
       await second.signer.stop();
     }

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { BlsBackend } from "../../bls/backend";
 import type { Logger } from "../../observability/log";
 import { type KeystoreDecrypt, loadFilesystemKeys } from "../filesystem";
-import type { KeystoreCache } from "../keystore-cache";
+import { type CacheKeystore, type KeystoreCache, openKeystoreCache } from "../keystore-cache";
 import { PubkeyCache } from "../pubkey-cache";
 import { KeyManagerFiles } from "./keymanager-files";
 import type { KeySource, SnapshotKey, SourceSnapshot } from "./source";
@@ -47,6 +47,12 @@ export class FilesystemSource implements KeySource {
   readonly name = "filesystem" as const;
   readonly writer?: KeyManagerFiles;
   #cache: KeystoreCache | undefined;
+  /**
+   * True when the cache is enabled but the first load opened none (it had no keystore to derive
+   * the cache's key from): the first import makes it from its own keystores' passwords.
+   */
+  #cacheDeferred = false;
+  #opening: Promise<KeystoreCache | undefined> | undefined;
   #pubkeys: PubkeyCache | undefined;
   #loaded = false;
   /** Fingerprint → pubkey of what the last load (and the writes since) read. */
@@ -59,6 +65,7 @@ export class FilesystemSource implements KeySource {
         directory: first,
         logger: options.logger,
         cache: () => this.#cache,
+        cacheFor: (keystores) => this.#cacheFor(keystores),
         written: (pubkey, fingerprint) => this.#fingerprints.set(fingerprint, pubkey),
       });
   }
@@ -107,6 +114,7 @@ export class FilesystemSource implements KeySource {
     });
     if (first) {
       this.#cache = result.cache;
+      this.#cacheDeferred = options.cachePath !== undefined && result.cache === undefined;
       this.#loaded = true;
     }
     const all = [...result.keys, ...result.reused];
@@ -154,6 +162,32 @@ export class FilesystemSource implements KeySource {
       keys,
       failures: result.failures.map(({ file, reason }) => ({ where: file, reason })),
     };
+  }
+
+  /**
+   * The cache imported keystores are sealed into: the open one, or, when the first load had no
+   * keystore to make one from, one made now from these keystores' passwords (once: imports that
+   * come meanwhile wait for it). What the cache's open says (a file there that is not a cache, a
+   * stale one) is logged as at start-up.
+   */
+  #cacheFor(keystores: readonly CacheKeystore[]): Promise<KeystoreCache | undefined> {
+    const path = this.options.cachePath;
+    if (this.#cache || !this.#cacheDeferred || path === undefined || keystores.length === 0)
+      return this.#opening ?? Promise.resolve(this.#cache);
+    this.#opening ??= (async () => {
+      const { logger } = this.options;
+      try {
+        const cache = await openKeystoreCache({ path, keystores, logger });
+        cache?.finish({ keepOpen: true });
+        if (cache) logger.info("keystore cache", { path, state: cache.state, made_by: "import" });
+        this.#cache = cache;
+        return cache;
+      } finally {
+        this.#cacheDeferred = false;
+        this.#opening = undefined;
+      }
+    })();
+    return this.#opening;
   }
 
   /** Wipes the keystore cache's keys (the signer stops). */

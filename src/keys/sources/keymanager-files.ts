@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import type { Logger } from "../../observability/log";
 import { NOT_CACHED, readWrittenKeystore } from "../filesystem";
 import { keystoreFailureReason } from "../keystore";
-import type { KeystoreCache } from "../keystore-cache";
+import type { CacheKeystore, KeystoreCache } from "../keystore-cache";
 import { removeFilesDurably, removeLeftoverTemporaries, writeFileAtomic } from "../persist";
 import type { KeyWriter, NewKey } from "./source";
 
@@ -14,8 +14,13 @@ export interface KeyManagerFilesOptions {
   /** The first filesystem path: imports are written here. */
   readonly directory: string;
   readonly logger: Logger;
-  /** The open keystore cache, if any: imports are sealed into it, deletes dropped from it. */
+  /** The open keystore cache, if any: deletes are dropped from it. */
   readonly cache: () => KeystoreCache | undefined;
+  /**
+   * The cache these imported keystores are sealed into, if any: the open one, or one made for
+   * them when the cache is enabled and none exists yet.
+   */
+  readonly cacheFor: (keystores: readonly CacheKeystore[]) => Promise<KeystoreCache | undefined>;
   /** Told the fingerprint of each descriptor written, so that a reload keeps its key. */
   readonly written?: (pubkey: string, fingerprint: string) => void;
 }
@@ -105,24 +110,15 @@ export class KeyManagerFiles implements KeyWriter {
    */
   async committed(keys: readonly NewKey[]): Promise<void> {
     const { logger, written } = this.options;
-    const cache = this.options.cache();
+    const reads: { pubkey: string; secret: Uint8Array; cache: CacheKeystore }[] = [];
     for (const { pubkey, secret } of keys) {
       const files = this.#files(pubkey);
       try {
         const read = await readWrittenKeystore(files.descriptor, files.keystore, files.password);
         written?.(pubkey, read.fingerprint);
-        try {
-          const result = cache?.add(read.cache, pubkey, secret);
-          if (result !== undefined && result !== "sealed")
-            logger.warn(
-              "imported keystore not in the keystore cache: the next start-up decrypts every keystore to rebuild it",
-              { pubkey, reason: NOT_CACHED[result] },
-            );
-        } finally {
-          read.cache.password.fill(0);
-        }
+        reads.push({ pubkey, secret, cache: read.cache });
       } catch (error) {
-        if (cache)
+        if (this.options.cache())
           logger.warn(
             "imported keystore not in the keystore cache: the next start-up decrypts it",
             {
@@ -132,8 +128,25 @@ export class KeyManagerFiles implements KeyWriter {
           );
       }
     }
-    // One write of the cache for the whole request.
-    cache?.flush();
+    try {
+      const cache = await this.options.cacheFor(reads.map((r) => r.cache));
+      for (const { pubkey, secret, cache: keystore } of reads) {
+        const result = cache?.add(keystore, pubkey, secret);
+        if (result !== undefined && result !== "sealed")
+          logger.warn(
+            "imported keystore not in the keystore cache: the next start-up decrypts every keystore to rebuild it",
+            { pubkey, reason: NOT_CACHED[result] },
+          );
+      }
+      // One write of the cache for the whole request.
+      cache?.flush();
+    } catch (error) {
+      logger.warn("imported keystores not in the keystore cache: the next start-up decrypts them", {
+        reason: keystoreFailureReason(error),
+      });
+    } finally {
+      for (const read of reads) read.cache.password.fill(0);
+    }
   }
 
   removed(pubkeys: readonly string[]): void {
