@@ -16,9 +16,11 @@ import { SigilError } from "../errors";
 /**
  * Slashing history that travels with keys (EIP-3076): imported before any key of the request
  * becomes active, exported when keys are deleted. Shared by the Key Manager API and cloud_kv.
+ * An import's interchange is read whole (it came in the request body, which is bounded), so that
+ * it is refused whole before anything is written.
  */
 
-/** An import's interchange, read whole (it came in the request body, so it is bounded). */
+/** An import's interchange, parsed and checked for form; 400 when malformed. */
 export async function readHistory(interchange: string): Promise<CollectedInterchange> {
   try {
     return await collectInterchange(await readInterchange(interchange));
@@ -70,13 +72,15 @@ export async function importHistory(
       `slashing_protection refused, nothing was imported: it holds records of ${named(outside)}, for which this request has no keystore; send a key's history with its keystore (a loaded key's answers duplicate and its history is still imported), or import it offline with sigil slashing import`,
     );
   const { bound } = scope;
-  for (const validator of bound ? withRecords : []) {
-    const beyond = firstRecordBeyond(validator, bound as FutureBound);
-    if (beyond)
-      throw new SigilError(
-        "invalid_request",
-        `slashing_protection refused, nothing was imported: ${beyond}, as a signing request for it would be`,
-      );
+  if (bound) {
+    for (const validator of withRecords) {
+      const beyond = firstRecordBeyond(validator, bound);
+      if (beyond)
+        throw new SigilError(
+          "invalid_request",
+          `slashing_protection refused, nothing was imported: ${beyond}, as a signing request for it would be`,
+        );
+    }
   }
   try {
     await slashing.importInterchange(interchangeSource(history.metadata, withRecords));
