@@ -1,6 +1,7 @@
 /**
- * Lodestar as an independent oracle for signing roots (its own @chainsafe/ssz 1.7.0 copy and
- * its own container definitions). Test-only: src/ never imports Lodestar.
+ * Lodestar as an independent oracle for signing roots: its own container definitions (ssz.gloas'
+ * progressive ones included), hashed by the @chainsafe/ssz release sigil uses too (1.9: the
+ * first with the progressive types Lodestar 1.50 needs). Test-only: src/ never imports Lodestar.
  */
 import { ssz } from "@lodestar/types";
 

@@ -51,7 +51,7 @@ export class Rng {
   }
 }
 
-/** The parts of a Lodestar (ssz 1.7.0) type this generator looks at. */
+/** The parts of a Lodestar SSZ type this generator looks at. */
 interface Introspect {
   constructor: { name: string };
   byteLength?: number;
