@@ -106,6 +106,7 @@ function randomJson(type: Introspect, rng: Rng, rules: RandomRules): unknown {
   if (kind === "UintNumberType" || kind === "UintBigintType") {
     return rules.uint(rng, kind, type.byteLength ?? 8);
   }
+  if (kind === "BooleanType") return rng.chance(0.5);
   if (type.limitBits !== undefined) {
     return bitsHex(rng, rules.bitlistLength(rng, type.limitBits), true);
   }
