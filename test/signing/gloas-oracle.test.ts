@@ -212,5 +212,65 @@ for (const preset of ["mainnet", "minimal"] as const) {
         await s.stop();
       }
     });
+
+    test("slashing protection as before: a double vote across index 0/1 and a second block at a slot are refused 412", async () => {
+      const s = await startInProcessSigner(dir, `gloas-slashing-${preset}`, {
+        yaml: [
+          `network: "${configPath}"`,
+          `network_config: {genesis_validators_root: "${GVR}"}`,
+          `key_sources: {filesystem: {paths: ["${keysDir}"]}}`,
+          `antislashing: {backend: sqlite, path: "${join(dir.path, `gloas-slashing-${preset}.sqlite`)}"}`,
+        ],
+      });
+      const sign = async (body: Record<string, unknown>) => {
+        const response = await postSign(s.url, KEY, body);
+        return { status: response.status, json: (await response.json()) as Record<string, string> };
+      };
+      try {
+        const vote = oracle.cases.find(
+          (c) => c.body.type === "ATTESTATION" && c.slot >= GLOAS_EPOCH * 8,
+        );
+        const block = oracle.cases.find((c) => c.body.type === "BLOCK_V2");
+        if (!vote || !block) throw new Error("no attestation or block case");
+
+        const signed = await sign(vote.body);
+        expect(signed.status).toBe(200);
+        expect(
+          verifiesAgainstOracle(
+            { pubkey: KEY, signingRoot: vote.signingRoot },
+            signed.json.signature ?? "",
+          ),
+        ).toBe(true);
+        // The same vote again is the same message: signed again.
+        expect((await sign(vote.body)).status).toBe(200);
+        // The other payload status for the same target: another root, a double vote.
+        const data = vote.body.attestation as { index: string };
+        const flipped = {
+          ...vote.body,
+          attestation: { ...data, index: data.index === "0" ? "1" : "0" },
+        };
+        const refused = await sign(flipped);
+        expect(refused.status).toBe(412);
+        expect(refused.json.code).toBe("slashing_protection");
+
+        expect((await sign(block.body)).status).toBe(200);
+        const beaconBlock = block.body.beacon_block as {
+          version: string;
+          block_header: Record<string, string>;
+        };
+        const other = {
+          ...block.body,
+          beacon_block: {
+            ...beaconBlock,
+            block_header: { ...beaconBlock.block_header, body_root: `0x${"77".repeat(32)}` },
+          },
+        };
+        const second = await sign(other);
+        expect(second.status).toBe(412);
+        expect(second.json.code).toBe("slashing_protection");
+      } finally {
+        await s.stop();
+      }
+    });
   });
 }
