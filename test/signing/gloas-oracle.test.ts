@@ -24,24 +24,25 @@ const GVR = `0x${"9e".repeat(16)}${"a5".repeat(16)}`;
 const KEY = INTEROP_KEYS[0] ?? "";
 const CASES_PER_VARIANT = 12;
 
-/** Every variant the oracle builds: the five new types in both shapes, the aliases, the changed types. */
+/** Every variant the oracle builds: each type name and payload key, wrapped and bare; the changed types. */
+const OBJECT_NAMES = [
+  "PAYLOAD_ATTESTATION_MESSAGE / payload_attestation_message (v1.4.0)",
+  "PAYLOAD_ATTESTATION / payload_attestation_data (Lighthouse)",
+  "PAYLOAD_ATTESTATION / payload_attestation (Lodestar before #10071)",
+  "EXECUTION_PAYLOAD_ENVELOPE / execution_payload_envelope (v1.4.0)",
+  "PROPOSER_PREFERENCES / proposer_preferences (v1.4.0)",
+  "EXECUTION_PAYLOAD_BID / execution_payload_bid (v1.4.0)",
+  "BUILDER_REQUEST_AUTH / builder_request_auth (v1.4.0)",
+  "REQUEST_AUTH / request_auth (Lighthouse)",
+];
+const variantName = (name: string, shape: string) => name.replace(" (", ` ${shape} (`);
 const VARIANTS = [
-  "PAYLOAD_ATTESTATION_MESSAGE wrapped",
-  "PAYLOAD_ATTESTATION_MESSAGE bare",
-  "PAYLOAD_ATTESTATION (Lighthouse)",
-  "PAYLOAD_ATTESTATION (Lodestar before #10071)",
-  "EXECUTION_PAYLOAD_ENVELOPE wrapped",
-  "EXECUTION_PAYLOAD_ENVELOPE bare",
-  "PROPOSER_PREFERENCES wrapped",
-  "PROPOSER_PREFERENCES bare",
-  "EXECUTION_PAYLOAD_BID wrapped",
-  "EXECUTION_PAYLOAD_BID bare",
-  "BUILDER_REQUEST_AUTH wrapped",
-  "BUILDER_REQUEST_AUTH bare",
-  "REQUEST_AUTH (Lighthouse)",
+  ...OBJECT_NAMES.flatMap((name) => [variantName(name, "wrapped"), variantName(name, "bare")]),
+  ...["AGGREGATE_AND_PROOF_V2", "AGGREGATE_AND_PROOF"].flatMap((type) => [
+    `${type} wrapped GLOAS`,
+    `${type} bare (fork at its slot)`,
+  ]),
   "BLOCK_V2 GLOAS block_header",
-  "AGGREGATE_AND_PROOF_V2 GLOAS",
-  "AGGREGATE_AND_PROOF bare (Lighthouse)",
   "ATTESTATION (index 0 or 1)",
 ].sort();
 
@@ -158,12 +159,9 @@ for (const preset of ["mainnet", "minimal"] as const) {
       const withBig = new Set(
         oracle.cases.filter((c) => hasUintAbove2p53(c.body)).map((c) => c.variant),
       );
-      for (const variant of [
-        "EXECUTION_PAYLOAD_ENVELOPE wrapped",
-        "EXECUTION_PAYLOAD_ENVELOPE bare",
-        "EXECUTION_PAYLOAD_BID wrapped",
-        "PROPOSER_PREFERENCES wrapped",
-      ]) {
+      for (const variant of VARIANTS.filter((v) =>
+        /^(EXECUTION_PAYLOAD_ENVELOPE|EXECUTION_PAYLOAD_BID|PROPOSER_PREFERENCES) /.test(v),
+      )) {
         expect(withBig.has(variant), variant).toBe(true);
       }
       const selfBuilt = oracle.cases.filter((c) =>

@@ -157,91 +157,128 @@ function placeEnvelope(json: Json, slot: number, rng: Rng): void {
   if (rng.chance(0.33)) json.builder_index = U64_MAX.toString();
 }
 
+/** Each request type name with each payload key a client sends it under (the first is v1.4.0's). */
+const OBJECT_NAMES: readonly {
+  readonly type: string;
+  readonly key: string;
+  readonly sender: string;
+  readonly sszType: unknown;
+  readonly domainType: Uint8Array;
+  readonly place: (json: Json, slot: number, rng: Rng) => void;
+  readonly genesisDomain?: boolean;
+}[] = [
+  {
+    type: "PAYLOAD_ATTESTATION_MESSAGE",
+    key: "payload_attestation_message",
+    sender: "v1.4.0",
+    sszType: ssz.gloas.PayloadAttestationData,
+    domainType: DOMAIN_PTC_ATTESTER,
+    place: setSlot("slot"),
+  },
+  {
+    type: "PAYLOAD_ATTESTATION",
+    key: "payload_attestation_data",
+    sender: "Lighthouse",
+    sszType: ssz.gloas.PayloadAttestationData,
+    domainType: DOMAIN_PTC_ATTESTER,
+    place: setSlot("slot"),
+  },
+  {
+    type: "PAYLOAD_ATTESTATION",
+    key: "payload_attestation",
+    sender: "Lodestar before #10071",
+    sszType: ssz.gloas.PayloadAttestationData,
+    domainType: DOMAIN_PTC_ATTESTER,
+    place: setSlot("slot"),
+  },
+  {
+    type: "EXECUTION_PAYLOAD_ENVELOPE",
+    key: "execution_payload_envelope",
+    sender: "v1.4.0",
+    sszType: ssz.gloas.ExecutionPayloadEnvelope,
+    domainType: DOMAIN_BEACON_BUILDER,
+    place: placeEnvelope,
+  },
+  {
+    type: "PROPOSER_PREFERENCES",
+    key: "proposer_preferences",
+    sender: "v1.4.0",
+    sszType: ssz.gloas.ProposerPreferences,
+    domainType: DOMAIN_PROPOSER_PREFERENCES,
+    place: setSlot("proposal_slot"),
+  },
+  {
+    type: "EXECUTION_PAYLOAD_BID",
+    key: "execution_payload_bid",
+    sender: "v1.4.0",
+    sszType: ssz.gloas.ExecutionPayloadBid,
+    domainType: DOMAIN_BEACON_BUILDER,
+    place: setSlot("slot"),
+  },
+  {
+    type: "BUILDER_REQUEST_AUTH",
+    key: "builder_request_auth",
+    sender: "v1.4.0",
+    sszType: ssz.gloas.BuilderRequestAuth,
+    domainType: DOMAIN_BUILDER_REQUEST_AUTH,
+    place: setSlot("slot"),
+    genesisDomain: true,
+  },
+  {
+    type: "REQUEST_AUTH",
+    key: "request_auth",
+    sender: "Lighthouse",
+    sszType: ssz.gloas.BuilderRequestAuth,
+    domainType: DOMAIN_BUILDER_REQUEST_AUTH,
+    place: setSlot("slot"),
+    genesisDomain: true,
+  },
+];
+
+/** A Gloas aggregate under either type name, wrapped (its version GLOAS) or bare. */
+function aggregateVariant(type: string, wrapped: boolean): Variant {
+  return {
+    name: `${type} ${wrapped ? "wrapped GLOAS" : "bare (fork at its slot)"}`,
+    type,
+    payloadKey: "aggregate_and_proof",
+    domainType: DOMAIN_AGGREGATE_AND_PROOF,
+    build(rng, slot) {
+      // Bare (Lighthouse, in every fork): the container is the fork's at the aggregate's slot.
+      const sszType = wrapped
+        ? ssz.gloas.AggregateAndProof
+        : sszTypesFor(config.getForkName(slot)).AggregateAndProof;
+      const data = randomPayload(sszType, rng, RULES, (j) => {
+        obj(obj(j.aggregate).data).slot = String(slot);
+      });
+      const objectRoot = oracle(sszType).hashTreeRoot(oracle(sszType).fromJson(data));
+      return { payload: wrapped ? { version: "GLOAS", data } : data, objectRoot };
+    },
+  };
+}
+
 function gloasVariants(): Variant[] {
-  const g = ssz.gloas;
   const variants: Variant[] = [];
-  for (const wrapped of [true, false]) {
-    const shape = wrapped ? "wrapped" : "bare";
-    variants.push(
-      objectVariant(
-        `PAYLOAD_ATTESTATION_MESSAGE ${shape}`,
-        "PAYLOAD_ATTESTATION_MESSAGE",
-        "payload_attestation_message",
-        g.PayloadAttestationData,
-        DOMAIN_PTC_ATTESTER,
-        wrapped,
-        setSlot("slot"),
-      ),
-      objectVariant(
-        `EXECUTION_PAYLOAD_ENVELOPE ${shape}`,
-        "EXECUTION_PAYLOAD_ENVELOPE",
-        "execution_payload_envelope",
-        g.ExecutionPayloadEnvelope,
-        DOMAIN_BEACON_BUILDER,
-        wrapped,
-        placeEnvelope,
-      ),
-      objectVariant(
-        `PROPOSER_PREFERENCES ${shape}`,
-        "PROPOSER_PREFERENCES",
-        "proposer_preferences",
-        g.ProposerPreferences,
-        DOMAIN_PROPOSER_PREFERENCES,
-        wrapped,
-        setSlot("proposal_slot"),
-      ),
-      objectVariant(
-        `EXECUTION_PAYLOAD_BID ${shape}`,
-        "EXECUTION_PAYLOAD_BID",
-        "execution_payload_bid",
-        g.ExecutionPayloadBid,
-        DOMAIN_BEACON_BUILDER,
-        wrapped,
-        setSlot("slot"),
-      ),
-      objectVariant(
-        `BUILDER_REQUEST_AUTH ${shape}`,
-        "BUILDER_REQUEST_AUTH",
-        "builder_request_auth",
-        g.BuilderRequestAuth,
-        DOMAIN_BUILDER_REQUEST_AUTH,
-        wrapped,
-        setSlot("slot"),
-        { genesisDomain: true },
-      ),
-    );
+  for (const name of OBJECT_NAMES) {
+    for (const wrapped of [true, false]) {
+      variants.push(
+        objectVariant(
+          `${name.type} / ${name.key} ${wrapped ? "wrapped" : "bare"} (${name.sender})`,
+          name.type,
+          name.key,
+          name.sszType,
+          name.domainType,
+          wrapped,
+          name.place,
+          // Lighthouse may send fork_info with request auth: it must change nothing.
+          name.genesisDomain ? { genesisDomain: true, extraForkInfo: !wrapped } : {},
+        ),
+      );
+    }
+  }
+  for (const type of ["AGGREGATE_AND_PROOF_V2", "AGGREGATE_AND_PROOF"]) {
+    for (const wrapped of [true, false]) variants.push(aggregateVariant(type, wrapped));
   }
   variants.push(
-    // Lighthouse's names and keys, bare.
-    objectVariant(
-      "PAYLOAD_ATTESTATION (Lighthouse)",
-      "PAYLOAD_ATTESTATION",
-      "payload_attestation_data",
-      g.PayloadAttestationData,
-      DOMAIN_PTC_ATTESTER,
-      false,
-      setSlot("slot"),
-    ),
-    objectVariant(
-      "REQUEST_AUTH (Lighthouse)",
-      "REQUEST_AUTH",
-      "request_auth",
-      g.BuilderRequestAuth,
-      DOMAIN_BUILDER_REQUEST_AUTH,
-      false,
-      setSlot("slot"),
-      { genesisDomain: true, extraForkInfo: true },
-    ),
-    // Lodestar before its PR #10071.
-    objectVariant(
-      "PAYLOAD_ATTESTATION (Lodestar before #10071)",
-      "PAYLOAD_ATTESTATION",
-      "payload_attestation",
-      g.PayloadAttestationData,
-      DOMAIN_PTC_ATTESTER,
-      false,
-      setSlot("slot"),
-    ),
     {
       name: "BLOCK_V2 GLOAS block_header",
       type: "BLOCK_V2",
@@ -249,50 +286,20 @@ function gloasVariants(): Variant[] {
       domainType: DOMAIN_BEACON_PROPOSER,
       slashable: true,
       build(rng, slot) {
-        const json = randomPayload(g.BeaconBlock, rng, RULES, (j) => {
+        const json = randomPayload(ssz.gloas.BeaconBlock, rng, RULES, (j) => {
           j.slot = String(slot);
         });
-        const block = g.BeaconBlock.fromJson(json);
+        const block = ssz.gloas.BeaconBlock.fromJson(json);
         const header = {
           slot: json.slot,
           proposer_index: json.proposer_index,
           parent_root: json.parent_root,
           state_root: json.state_root,
-          body_root: toHex(g.BeaconBlockBody.hashTreeRoot(block.body)),
+          body_root: toHex(ssz.gloas.BeaconBlockBody.hashTreeRoot(block.body)),
         };
         return {
           payload: { version: "GLOAS", block_header: header },
-          objectRoot: g.BeaconBlock.hashTreeRoot(block),
-        };
-      },
-    },
-    {
-      name: "AGGREGATE_AND_PROOF_V2 GLOAS",
-      type: "AGGREGATE_AND_PROOF_V2",
-      payloadKey: "aggregate_and_proof",
-      domainType: DOMAIN_AGGREGATE_AND_PROOF,
-      build(rng, slot) {
-        const data = randomPayload(g.AggregateAndProof, rng, RULES, (j) => {
-          obj(obj(j.aggregate).data).slot = String(slot);
-        });
-        const objectRoot = g.AggregateAndProof.hashTreeRoot(g.AggregateAndProof.fromJson(data));
-        return { payload: { version: "GLOAS", data }, objectRoot };
-      },
-    },
-    {
-      // Lighthouse: bare, whatever the fork; the container is the fork's at the aggregate's slot.
-      name: "AGGREGATE_AND_PROOF bare (Lighthouse)",
-      type: "AGGREGATE_AND_PROOF",
-      payloadKey: "aggregate_and_proof",
-      domainType: DOMAIN_AGGREGATE_AND_PROOF,
-      build(rng, slot) {
-        const type = sszTypesFor(config.getForkName(slot)).AggregateAndProof;
-        const data = randomPayload(type, rng, RULES, (j) => {
-          obj(obj(j.aggregate).data).slot = String(slot);
-        });
-        return {
-          payload: data,
-          objectRoot: oracle(type).hashTreeRoot(oracle(type).fromJson(data)),
+          objectRoot: ssz.gloas.BeaconBlock.hashTreeRoot(block),
         };
       },
     },
