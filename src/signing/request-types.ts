@@ -9,7 +9,7 @@ import { ContainerType } from "@chainsafe/ssz";
 import { forkVersionAt } from "./domain";
 import { FORKS, type ForkName, forkAtLeast } from "./forks";
 import { decodeJson, invalidRequest } from "./json";
-import type { Preset } from "./preset";
+import { type Preset, perPreset } from "./preset";
 import {
   choiceAt,
   type DecodeContext,
@@ -378,14 +378,6 @@ function buildRequestTypes(preset: Preset): Map<string, RequestType> {
   return requestTypes;
 }
 
-const requestTypesByPreset = new Map<Preset, Map<string, RequestType>>();
-
 /** The request types of a network's preset: built on its first request, then looked up. */
-export function requestTypesOf(preset: Preset): Map<string, RequestType> {
-  let requestTypes = requestTypesByPreset.get(preset);
-  if (!requestTypes) {
-    requestTypes = buildRequestTypes(preset);
-    requestTypesByPreset.set(preset, requestTypes);
-  }
-  return requestTypes;
-}
+export const requestTypesOf: (preset: Preset) => Map<string, RequestType> =
+  perPreset(buildRequestTypes);

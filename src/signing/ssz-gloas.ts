@@ -20,7 +20,7 @@ import {
   UintBigintType,
 } from "@chainsafe/ssz";
 import { fromHex } from "../wire/hex";
-import type { Preset } from "./preset";
+import { type Preset, perPreset } from "./preset";
 import {
   AttestationData,
   BLSPubkey,
@@ -206,14 +206,6 @@ function buildGloasPresetTypes(preset: Preset) {
 
 export type GloasPresetTypes = ReturnType<typeof buildGloasPresetTypes>;
 
-const built = new Map<Preset, GloasPresetTypes>();
-
 /** The Gloas containers of `preset`, built on first use and shared afterwards. */
-export function gloasPresetTypes(preset: Preset): GloasPresetTypes {
-  let types = built.get(preset);
-  if (!types) {
-    types = buildGloasPresetTypes(preset);
-    built.set(preset, types);
-  }
-  return types;
-}
+export const gloasPresetTypes: (preset: Preset) => GloasPresetTypes =
+  perPreset(buildGloasPresetTypes);

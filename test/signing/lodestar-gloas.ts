@@ -25,7 +25,7 @@ import {
 } from "@lodestar/params";
 import { ssz, sszTypesFor } from "@lodestar/types";
 import { parse as parseYaml } from "yaml";
-import { fromHex, lodestarDomain, toHex } from "./lodestar";
+import { forkInfoJson, fromHex, lodestarDomain, toHex } from "./lodestar";
 import { type Json, obj, oracle, type RandomRules, Rng, randomPayload } from "./random-ssz";
 
 export interface GloasOracleInput {
@@ -78,18 +78,7 @@ const config = createBeaconConfig(
 const gloasEpoch = config.forks.gloas.epoch;
 const epochOf = (slot: number) => Math.floor(slot / SLOTS_PER_EPOCH);
 
-type ForkInfoJson = Json;
-
-function forkInfoJson(previous: Uint8Array, current: Uint8Array, epoch: number): ForkInfoJson {
-  return {
-    fork: {
-      previous_version: toHex(previous),
-      current_version: toHex(current),
-      epoch: String(epoch),
-    },
-    genesis_validators_root: input.genesisValidatorsRoot,
-  };
-}
+type ForkInfoJson = ReturnType<typeof forkInfoJson>;
 
 /** Lighthouse, Teku, Prysm, Nimbus: the fork at the slot with its activation epoch; Lodestar: with the message's epoch. */
 function forkInfoAt(slot: number, lodestarConvention: boolean): ForkInfoJson {
@@ -98,6 +87,7 @@ function forkInfoAt(slot: number, lodestarConvention: boolean): ForkInfoJson {
     fork.prevVersion,
     fork.version,
     lodestarConvention ? epochOf(slot) : fork.epoch,
+    input.genesisValidatorsRoot,
   );
 }
 

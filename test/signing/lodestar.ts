@@ -29,3 +29,20 @@ export function lodestarDomain(
 export function lodestarSigningRoot(objectRoot: Uint8Array, domain: Uint8Array): Uint8Array {
   return ssz.phase0.SigningData.hashTreeRoot({ objectRoot, domain });
 }
+
+/** A sign request's `fork_info`, as clients send it. */
+export function forkInfoJson(
+  previous: Uint8Array,
+  current: Uint8Array,
+  epoch: number,
+  genesisValidatorsRoot: string,
+) {
+  return {
+    fork: {
+      previous_version: toHex(previous),
+      current_version: toHex(current),
+      epoch: String(epoch),
+    },
+    genesis_validators_root: genesisValidatorsRoot,
+  };
+}
