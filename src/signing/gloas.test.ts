@@ -4,13 +4,14 @@
  * aggregate gets, and the Gloas schedule of each network.
  */
 import { describe, expect, test } from "bun:test";
+import { loadConfig } from "../config/load";
 import { SigilError } from "../errors";
 import { SIGNING_OPERATIONS } from "../wire/operations";
 import { FAR_FUTURE_EPOCH, NETWORKS, resolveNetwork } from "./network";
 import { parseSigningRequest } from "./parse";
 import { PRESETS } from "./preset";
 import { requestTypesOf } from "./request-types";
-import { parseSpecConfig } from "./spec-config";
+import { configuredNetworkOf, parseSpecConfig } from "./spec-config";
 
 const mainnet = NETWORKS.mainnet;
 const GVR = `0x${"4b".repeat(32)}`;
@@ -241,6 +242,25 @@ describe("the Gloas schedule of each network", () => {
     expect(devnet.genesisValidatorsRoot).toBeUndefined();
   });
 
+  test("SIGNER_NETWORK_CONFIG__GLOAS_FORK_EPOCH schedules it, as the config file would", () => {
+    const loaded = loadConfig({
+      argv: [],
+      env: {
+        SIGNER_NETWORK: "hoodi",
+        SIGNER_NETWORK_CONFIG__GLOAS_FORK_EPOCH: "60000",
+        SIGNER_KEY_SOURCES__FILESYSTEM__PATHS: "/nonexistent",
+      },
+    });
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    const network = configuredNetworkOf(loaded.config.network, loaded.config.network_config);
+    if (!network.ok) throw new Error(JSON.stringify(network.problems));
+    expect(network.network.gloasForkEpoch).toBe(60000n);
+    expect(network.network.name).toBe("hoodi (fork schedule from network_config)");
+    expect(hex(network.network.genesisValidatorsRoot)).toBe(
+      hex(NETWORKS.hoodi.genesisValidatorsRoot),
+    );
+  });
+
   test("a spec config gives it, or leaves it unscheduled; a bad value is refused, named", () => {
     const base = `PRESET_BASE: 'minimal'
 GENESIS_FORK_VERSION: 0x10000038
@@ -259,6 +279,11 @@ SECONDS_PER_SLOT: 6
     if (!scheduled.ok) throw new Error(JSON.stringify(scheduled.problems));
     expect(scheduled.network.gloasForkEpoch).toBe(12n);
     expect(hex(scheduled.network.gloasForkVersion)).toBe("0x80000038");
+    // Next to a spec config, network_config may not schedule it: the file does.
+    const overridden = parseSpecConfig(base, "config.yaml", { gloas_fork_epoch: 3 });
+    expect(overridden.ok ? [] : overridden.problems.map((p) => p.where)).toEqual([
+      "network_config.gloas_fork_epoch",
+    ]);
     const bad = parseSpecConfig(`${base}GLOAS_FORK_EPOCH: soon\n`, "config.yaml");
     expect(bad.ok ? [] : bad.problems.map((p) => p.message)).toEqual([
       'config.yaml: GLOAS_FORK_EPOCH: expected an unsigned 64-bit integer, got "soon"',
