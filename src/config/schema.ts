@@ -374,6 +374,17 @@ const NetworkConfig = Type.Object(
         "Deneb activation epoch, a huge value if not scheduled; a spec config `network` sets it instead.",
       ),
     ),
+    gloas_fork_version: ForkVersion(
+      "Gloas fork version; with gloas_fork_epoch, which container a bare AGGREGATE_AND_PROOF is hashed with. A spec config `network` sets it instead.",
+    ),
+    gloas_fork_epoch: Type.Optional(
+      int(
+        0,
+        Number.MAX_SAFE_INTEGER,
+        undefined,
+        "Gloas activation epoch: schedules Gloas on a named network before a release knows it (mainnet, hoodi: not scheduled). A spec config `network` sets it instead.",
+      ),
+    ),
     genesis_validators_root: Type.Optional(
       Type.String({
         pattern: "^0x[0-9a-fA-F]{64}$",

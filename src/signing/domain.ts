@@ -1,11 +1,11 @@
 /**
  * Signing domains and roots (consensus specs: compute_fork_data_root, compute_domain,
- * compute_signing_root, get_domain), plus the two domains sigil pins to the network.
+ * compute_signing_root, get_domain), plus the domains sigil pins to the network.
  */
 import type { ValueOf } from "@chainsafe/ssz";
 import type { NetworkConstants } from "./network";
 import { forkDataRoot, signingDataRoot } from "./roots";
-import { DOMAIN_APPLICATION_BUILDER, DOMAIN_VOLUNTARY_EXIT, type ForkInfo } from "./ssz";
+import { DOMAIN_VOLUNTARY_EXIT, type ForkInfo } from "./ssz";
 
 export type ForkInfoValue = ValueOf<typeof ForkInfo>;
 export type ForkValue = ForkInfoValue["fork"];
@@ -55,9 +55,12 @@ export function forkDomain(
   );
 }
 
-/** Builder API registrations: genesis fork version and a zero root, whatever fork_info says. */
-export function builderDomain(network: NetworkConstants): Uint8Array {
-  return computeDomain(DOMAIN_APPLICATION_BUILDER, network.genesisForkVersion, ZERO_ROOT);
+/**
+ * The builder API's messages (registrations, Gloas request auth): compute_domain over the
+ * network's genesis fork version and a zero root, whatever fork_info says.
+ */
+export function builderDomain(domainType: Uint8Array, network: NetworkConstants): Uint8Array {
+  return computeDomain(domainType, network.genesisForkVersion, ZERO_ROOT);
 }
 
 /**

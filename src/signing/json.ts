@@ -2,18 +2,27 @@
  * JSON as validator clients send it (beacon-API / Web3Signer encoding) → SSZ values.
  *
  * The TypeBox schema of a payload is derived from its SSZ type (`jsonSchemaOf`), so the two cannot
- * drift: uint64 as a decimal string or a safe JSON integer, byte vectors as 0x-hex of the exact
- * length, bitlists/bitvectors as their SSZ serialization in 0x-hex, lists within their limits.
+ * drift: uint64 (and uint256) as a decimal string or a safe JSON integer, booleans as JSON
+ * booleans, byte vectors as 0x-hex of the exact length, byte lists as 0x-hex within their limit,
+ * bitlists/bitvectors as their SSZ serialization in 0x-hex, lists within their limits. Gloas'
+ * progressive containers and lists (EIP-7495, EIP-7916) read like their plain counterparts.
  * Unknown extra fields are allowed everywhere. `decodeJson` checks a value against the schema,
  * then converts it; every failure is an `invalid_request` whose message starts with the field path.
  */
 import {
   BitListType,
   BitVectorType,
+  BooleanType,
+  ByteListType,
   ByteVectorType,
   ContainerType,
   ListBasicType,
   ListCompositeType,
+  ProgressiveBitListType,
+  ProgressiveByteListType,
+  ProgressiveContainerType,
+  ProgressiveListBasicType,
+  ProgressiveListCompositeType,
   type Type as SszType,
   UintBigintType,
   type ValueOf,
@@ -30,7 +39,10 @@ export const MAX_UINT64 = 2n ** 64n - 1n;
 /** What a JSON leaf must look like, kept on its schema so an error can say it precisely. */
 type Expectation =
   | { readonly kind: "uint64" }
+  | { readonly kind: "uint256" }
+  | { readonly kind: "boolean" }
   | { readonly kind: "hex"; readonly bytes: number }
+  | { readonly kind: "bytelist"; readonly limit: number }
   | { readonly kind: "bitlist"; readonly limit: number }
   | { readonly kind: "bitvector"; readonly length: number };
 
@@ -59,19 +71,32 @@ function hexSchema(bytes: number): TSchema {
   return Type.String({ pattern: `^0x[0-9a-fA-F]{${2 * bytes}}$`, [EXPECT]: expect });
 }
 
+/** A progressive list without a runtime limit reports the largest safe integer as its limit. */
+const UNLIMITED = Number.MAX_SAFE_INTEGER;
+
 function buildSchema(type: SszType<unknown>): TSchema {
   if (type instanceof UintBigintType) {
-    const expect: Expectation = { kind: "uint64" };
+    const wide = type.byteLength === 32;
+    const expect: Expectation = { kind: wide ? "uint256" : "uint64" };
     return Type.Union(
       [
-        Type.String({ pattern: "^[0-9]{1,20}$" }),
+        Type.String({ pattern: wide ? "^[0-9]{1,78}$" : "^[0-9]{1,20}$" }),
         Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
       ],
       { [EXPECT]: expect },
     );
   }
+  if (type instanceof BooleanType) {
+    const expect: Expectation = { kind: "boolean" };
+    return Type.Boolean({ [EXPECT]: expect });
+  }
   if (type instanceof ByteVectorType) return hexSchema(type.lengthBytes);
-  if (type instanceof BitListType) {
+  if (type instanceof ByteListType || type instanceof ProgressiveByteListType) {
+    // No length in the pattern: a transaction may be megabytes; `convert` checks the limit.
+    const expect: Expectation = { kind: "bytelist", limit: type.limitBytes };
+    return Type.String({ pattern: "^0x(?:[0-9a-fA-F]{2})*$", [EXPECT]: expect });
+  }
+  if (type instanceof BitListType || type instanceof ProgressiveBitListType) {
     const expect: Expectation = { kind: "bitlist", limit: type.limitBits };
     const maxBytes = Math.floor(type.limitBits / 8) + 1;
     return Type.String({ pattern: `^0x(?:[0-9a-fA-F]{2}){1,${maxBytes}}$`, [EXPECT]: expect });
@@ -81,7 +106,7 @@ function buildSchema(type: SszType<unknown>): TSchema {
     const bytes = Math.ceil(type.lengthBits / 8);
     return Type.String({ pattern: `^0x[0-9a-fA-F]{${2 * bytes}}$`, [EXPECT]: expect });
   }
-  if (type instanceof ContainerType) {
+  if (type instanceof ContainerType || type instanceof ProgressiveContainerType) {
     const fields = type.fields as Record<string, SszType<unknown>>;
     const properties: Record<string, TSchema> = {};
     for (const [name, fieldType] of Object.entries(fields)) {
@@ -89,8 +114,11 @@ function buildSchema(type: SszType<unknown>): TSchema {
     }
     return Type.Object(properties);
   }
-  if (type instanceof ListCompositeType || type instanceof ListBasicType) {
-    return Type.Array(jsonSchemaOf(type.elementType), { maxItems: type.limit });
+  if (isList(type)) {
+    const element = jsonSchemaOf(type.elementType);
+    return type.limit === UNLIMITED
+      ? Type.Array(element)
+      : Type.Array(element, { maxItems: type.limit });
   }
   if (type instanceof VectorCompositeType) {
     return Type.Array(jsonSchemaOf(type.elementType), {
@@ -99,6 +127,21 @@ function buildSchema(type: SszType<unknown>): TSchema {
     });
   }
   throw new Error(`no JSON schema for SSZ type ${type.typeName}`);
+}
+
+type AnyList =
+  | ListCompositeType<never>
+  | ListBasicType<never>
+  | ProgressiveListCompositeType<never>
+  | ProgressiveListBasicType<never>;
+
+function isList(type: SszType<unknown>): type is AnyList {
+  return (
+    type instanceof ListCompositeType ||
+    type instanceof ListBasicType ||
+    type instanceof ProgressiveListCompositeType ||
+    type instanceof ProgressiveListBasicType
+  );
 }
 
 // ---- Decoding ----
@@ -133,11 +176,17 @@ export function decodeJson<T extends SszType<unknown>>(
 
 /** Convert a value already known to match the schema; checks what a schema cannot say. */
 function convert(type: SszType<unknown>, json: unknown, path: string): unknown {
-  if (type instanceof UintBigintType) return toUint64(json as string | number, path);
+  if (type instanceof UintBigintType) return toUint(type, json as string | number, path);
+  if (type instanceof BooleanType) return json;
   if (type instanceof ByteVectorType) return fromHex(json as string);
-  if (type instanceof BitListType) return toBitList(type, json as string, path);
+  if (type instanceof ByteListType || type instanceof ProgressiveByteListType) {
+    return toByteList(type.limitBytes, json as string, path);
+  }
+  if (type instanceof BitListType || type instanceof ProgressiveBitListType) {
+    return toBitList(type, json as string, path);
+  }
   if (type instanceof BitVectorType) return toBitVector(type, json as string, path);
-  if (type instanceof ContainerType) {
+  if (type instanceof ContainerType || type instanceof ProgressiveContainerType) {
     const object = json as Record<string, unknown>;
     const value: Record<string, unknown> = {};
     for (const [name, fieldType] of fieldsOf(type)) {
@@ -145,11 +194,7 @@ function convert(type: SszType<unknown>, json: unknown, path: string): unknown {
     }
     return value;
   }
-  if (
-    type instanceof ListCompositeType ||
-    type instanceof ListBasicType ||
-    type instanceof VectorCompositeType
-  ) {
+  if (isList(type) || type instanceof VectorCompositeType) {
     const elementType = type.elementType as SszType<unknown>;
     return (json as unknown[]).map((item, i) => convert(elementType, item, `${path}[${i}]`));
   }
@@ -168,15 +213,29 @@ function fieldsOf(type: { fields: object }): [string, SszType<unknown>][] {
   return fields;
 }
 
-function toUint64(json: string | number, path: string): bigint {
+function toUint(type: UintBigintType, json: string | number, path: string): bigint {
   const value = BigInt(json);
+  if (type.byteLength === 32) {
+    if (value >= 2n ** 256n) {
+      throw invalidRequest(`${path}: expected a uint256, got a number above 2^256-1`);
+    }
+    return value;
+  }
   if (value > MAX_UINT64) {
     throw invalidRequest(`${path}: expected a uint64, got ${json}, which is above 2^64-1`);
   }
   return value;
 }
 
-function toBitList(type: BitListType, hex: string, path: string): unknown {
+function toByteList(limit: number, hex: string, path: string): Uint8Array {
+  const length = (hex.length - 2) / 2;
+  if (length > limit) {
+    throw invalidRequest(`${path}: ${length} bytes exceed the limit of ${limit} bytes`);
+  }
+  return fromHex(hex);
+}
+
+function toBitList(type: BitListType | ProgressiveBitListType, hex: string, path: string): unknown {
   const bytes = fromHex(hex);
   const last = bytes[bytes.length - 1] ?? 0;
   if (last === 0) {
@@ -253,6 +312,14 @@ function explain(expect: Expectation, value: unknown): string {
   switch (expect.kind) {
     case "uint64":
       return explainUint64(value);
+    case "uint256":
+      return typeof value === "string"
+        ? `expected a uint256 as a decimal string, got ${quote(value)}`
+        : explainUint64(value).replace("uint64", "uint256");
+    case "boolean":
+      return `expected true or false, got ${kindOf(value)}`;
+    case "bytelist":
+      return `expected 0x-prefixed hex of at most ${expect.limit} bytes, got ${explainHex(value)}`;
     case "hex":
       return `expected 0x-prefixed hex of ${expect.bytes} bytes, got ${explainHex(value)}`;
     case "bitlist":

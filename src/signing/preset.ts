@@ -75,3 +75,19 @@ export const SPEC_CONSTANTS: {
 export function isPresetName(value: string): value is PresetName {
   return value === "mainnet" || value === "minimal";
 }
+
+/**
+ * `build` memoized per preset: what a preset shapes (its containers, its request types) is built
+ * on first use and shared afterwards, one set per preset.
+ */
+export function perPreset<T>(build: (preset: Preset) => T): (preset: Preset) => T {
+  const built = new Map<Preset, T>();
+  return (preset) => {
+    let value = built.get(preset);
+    if (value === undefined) {
+      value = build(preset);
+      built.set(preset, value);
+    }
+    return value;
+  };
+}

@@ -1,7 +1,7 @@
 /**
  * A devnet described by the consensus-spec config a beacon node is started with (`network: <path
  * to config.yaml>`, as Web3Signer's `--network <file>`): the chain's preset (PRESET_BASE), genesis
- * fork version, fork versions and epochs, slot length and earliest genesis time. The same keys as
+ * fork version, fork versions and epochs (Gloas' unscheduled when the file does not name it), slot length and earliest genesis time. The same keys as
  * a beacon node's /eth/v1/config/spec, whose JSON answer (`{"data": {…}}`) is accepted too.
  *
  * A spec config names no genesis validators root and no exact genesis time: `network_config`
@@ -15,6 +15,7 @@ import { readFileSync } from "node:fs";
 import { parseDocument } from "yaml";
 import { fromHex } from "../wire/hex";
 import {
+  FAR_FUTURE_EPOCH,
   isNetworkName,
   type NetworkConstants,
   type NetworkOverrides,
@@ -105,8 +106,16 @@ export function parseSpecConfig(
   const genesisForkVersion = reader.version("GENESIS_FORK_VERSION", true);
   const capellaForkVersion = reader.version("CAPELLA_FORK_VERSION", true);
   const denebForkEpoch = reader.uint64("DENEB_FORK_EPOCH", true);
+  const gloasForkVersion = reader.version("GLOAS_FORK_VERSION", false);
+  const gloasForkEpoch = reader.uint64("GLOAS_FORK_EPOCH", false) ?? FAR_FUTURE_EPOCH;
   // The other forks are not read for signing (fork_info names them), but a bad value is refused.
-  const read = ["GENESIS_FORK_VERSION", "CAPELLA_FORK_VERSION", "DENEB_FORK_EPOCH"];
+  const read = [
+    "GENESIS_FORK_VERSION",
+    "CAPELLA_FORK_VERSION",
+    "DENEB_FORK_EPOCH",
+    "GLOAS_FORK_VERSION",
+    "GLOAS_FORK_EPOCH",
+  ];
   for (const key of Object.keys(spec)) {
     if (read.includes(key)) continue;
     if (/^[A-Z0-9]+_FORK_VERSION$/.test(key)) reader.version(key, false);
@@ -142,6 +151,8 @@ export function parseSpecConfig(
       genesisForkVersion,
       capellaForkVersion,
       denebForkEpoch,
+      gloasForkVersion,
+      gloasForkEpoch,
       genesisValidatorsRoot:
         overrides.genesis_validators_root === undefined
           ? undefined

@@ -18,7 +18,7 @@ import {
   VectorCompositeType,
 } from "@chainsafe/ssz";
 import { fromHex } from "../wire/hex";
-import { type Preset, SPEC_CONSTANTS } from "./preset";
+import { type Preset, perPreset, SPEC_CONSTANTS } from "./preset";
 
 // ---- Domain constants ----
 
@@ -241,17 +241,8 @@ function buildPresetTypes(preset: Preset) {
 
 export type PresetTypes = ReturnType<typeof buildPresetTypes>;
 
-const built = new Map<Preset, PresetTypes>();
-
 /** The containers of `preset`, built on first use and shared afterwards (one set per preset). */
-export function presetTypes(preset: Preset): PresetTypes {
-  let types = built.get(preset);
-  if (!types) {
-    types = buildPresetTypes(preset);
-    built.set(preset, types);
-  }
-  return types;
-}
+export const presetTypes: (preset: Preset) => PresetTypes = perPreset(buildPresetTypes);
 
 // ---- Builder API ----
 

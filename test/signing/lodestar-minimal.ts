@@ -32,7 +32,7 @@ import {
 } from "@lodestar/params";
 import { ssz } from "@lodestar/types";
 import { parse as parseYaml } from "yaml";
-import { fromHex, toHex } from "./lodestar";
+import { fromHex, forkInfoJson as sharedForkInfoJson, toHex } from "./lodestar";
 import { type Json, obj, oracle, type RandomRules, Rng, randomPayload } from "./random-ssz";
 
 export interface OracleInput {
@@ -84,20 +84,10 @@ const chainConfig = chainConfigFromJson(specJson);
 const gvr = fromHex(input.genesisValidatorsRoot);
 const config = createBeaconConfig(chainConfig, gvr);
 
-type ForkInfoJson = {
-  fork: { previous_version: string; current_version: string; epoch: string };
-  genesis_validators_root: string;
-};
+type ForkInfoJson = ReturnType<typeof sharedForkInfoJson>;
 
 function forkInfoJson(previous: Uint8Array, current: Uint8Array, epoch: number): ForkInfoJson {
-  return {
-    fork: {
-      previous_version: toHex(previous),
-      current_version: toHex(current),
-      epoch: String(epoch),
-    },
-    genesis_validators_root: input.genesisValidatorsRoot,
-  };
+  return sharedForkInfoJson(previous, current, epoch, input.genesisValidatorsRoot);
 }
 
 /** Lighthouse, Teku, Prysm, Nimbus: the state's fork with its activation epoch. */

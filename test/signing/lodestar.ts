@@ -1,6 +1,7 @@
 /**
- * Lodestar as an independent oracle for signing roots (its own @chainsafe/ssz 1.7.0 copy and
- * its own container definitions). Test-only: src/ never imports Lodestar.
+ * Lodestar as an independent oracle for signing roots: its own container definitions (ssz.gloas'
+ * progressive ones included), hashed by the @chainsafe/ssz release sigil uses too (1.9: the
+ * first with the progressive types Lodestar 1.50 needs). Test-only: src/ never imports Lodestar.
  */
 import { ssz } from "@lodestar/types";
 
@@ -27,4 +28,21 @@ export function lodestarDomain(
 /** compute_signing_root with Lodestar's SigningData container. */
 export function lodestarSigningRoot(objectRoot: Uint8Array, domain: Uint8Array): Uint8Array {
   return ssz.phase0.SigningData.hashTreeRoot({ objectRoot, domain });
+}
+
+/** A sign request's `fork_info`, as clients send it. */
+export function forkInfoJson(
+  previous: Uint8Array,
+  current: Uint8Array,
+  epoch: number,
+  genesisValidatorsRoot: string,
+) {
+  return {
+    fork: {
+      previous_version: toHex(previous),
+      current_version: toHex(current),
+      epoch: String(epoch),
+    },
+    genesis_validators_root: genesisValidatorsRoot,
+  };
 }

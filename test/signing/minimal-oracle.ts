@@ -23,11 +23,19 @@ export const DEVNET_SECONDS_PER_SLOT = 6;
 
 /** The devnet's config.yaml, with the keys and layout of a real one (most of them unread by sigil). */
 export function devnetConfigYaml(
-  options: { minGenesisTime: number; extra?: string } = { minGenesisTime: 1_700_000_000 },
+  options: {
+    minGenesisTime: number;
+    extra?: string;
+    /** minimal unless told; mainnet for a mainnet-preset devnet. */
+    preset?: "mainnet" | "minimal";
+    /** Unscheduled (2^64-1) unless told. */
+    gloasForkEpoch?: number;
+  } = { minGenesisTime: 1_700_000_000 },
 ): string {
   const e = DEVNET_FORK_EPOCHS;
-  return `# Extends the minimal preset
-PRESET_BASE: 'minimal'
+  const preset = options.preset ?? "minimal";
+  return `# Extends the ${preset} preset
+PRESET_BASE: '${preset}'
 CONFIG_NAME: 'sigil-devnet'
 
 # Transition
@@ -55,7 +63,7 @@ ELECTRA_FORK_EPOCH: ${e.ELECTRA}
 FULU_FORK_VERSION: 0x70000038
 FULU_FORK_EPOCH: ${e.FULU}
 GLOAS_FORK_VERSION: 0x80000038
-GLOAS_FORK_EPOCH: 18446744073709551615
+GLOAS_FORK_EPOCH: ${options.gloasForkEpoch ?? "18446744073709551615"}
 
 # Time parameters
 SECONDS_PER_SLOT: ${DEVNET_SECONDS_PER_SLOT}

@@ -51,7 +51,7 @@ export class Rng {
   }
 }
 
-/** The parts of a Lodestar (ssz 1.7.0) type this generator looks at. */
+/** The parts of a Lodestar SSZ type this generator looks at. */
 interface Introspect {
   constructor: { name: string };
   byteLength?: number;
@@ -106,6 +106,7 @@ function randomJson(type: Introspect, rng: Rng, rules: RandomRules): unknown {
   if (kind === "UintNumberType" || kind === "UintBigintType") {
     return rules.uint(rng, kind, type.byteLength ?? 8);
   }
+  if (kind === "BooleanType") return rng.chance(0.5);
   if (type.limitBits !== undefined) {
     return bitsHex(rng, rules.bitlistLength(rng, type.limitBits), true);
   }
