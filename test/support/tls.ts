@@ -1,6 +1,7 @@
 // Throwaway certificate authorities for TLS and mTLS tests, made in the test with @peculiar/x509
 // and WebCrypto (ECDSA P-256, unless a test asks for an RSA key or a SHA-1 signature): no openssl
-// binary (the CI machine has none), nothing on disk until a test writes it. Every private key is registered for the whole-run secret scan.
+// binary (the CI machine has none), nothing on disk until a test writes it. Every private key is
+// registered for the whole-run secret scan.
 import * as x509 from "@peculiar/x509";
 import { registerTestSecret } from "./log-capture";
 
