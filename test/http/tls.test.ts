@@ -141,6 +141,10 @@ describe("https without client certificates", () => {
     const listening = logLines.find((line) => line.includes('"sigil listening"'));
     expect(listening).toContain(`"url":"https://127.0.0.1:${signer.http.port}"`);
     expect(logLines.join("\n")).toContain('"client_certificates":"not requested"');
+    // The test wrote the key file with the umask's 0644.
+    expect(logLines.join("\n")).toContain(
+      `"msg":"server.tls.key_file: ${pki.keyFile} is readable or writable by group or others (mode 0644): run chmod 600 ${pki.keyFile}"`,
+    );
   });
 
   test("a client that trusts the CA signs an attestation; the signature verifies", async () => {
