@@ -306,6 +306,15 @@ describe("protocols and cipher suites (an RSA certificate, as most CAs issue)", 
     });
   });
 
+  test("key exchange on X25519, P-256 or P-384 (the runtime's defaults, Mozilla's list)", async () => {
+    for (const curve of ["X25519", "P-256", "P-384"]) {
+      const outcome = await handshake(signer.http.port, { ca, ecdhCurve: curve });
+      expect({ curve, status: outcome.status }).toEqual({ curve, status: "HTTP/1.1 200 OK" });
+    }
+    const p521 = await handshake(signer.http.port, { ca, ecdhCurve: "P-521" });
+    expect(p521.status).toBeUndefined();
+  });
+
   test("TLS 1.3 is served; TLS 1.1 and 1.0 are refused", async () => {
     const tls13 = await handshake(signer.http.port, { ca, minVersion: "TLSv1.3" });
     expect(tls13).toMatchObject({ protocol: "TLSv1.3", status: "HTTP/1.1 200 OK" });
