@@ -31,8 +31,8 @@ export interface CloudKvWiring {
 const LIMIT = "key_sources.cloud_kv.writable.max_items_per_request";
 
 /**
- * The cloud_kv key source (DESIGN §9): the table is checked at start-up, before anything loads;
- * `start` attaches it to the seal once the key service exists.
+ * The cloud_kv key source (docs/architecture.md, "cloud_kv key source"): the table is checked at
+ * start-up, before anything loads; `start` attaches it to the seal once the key service exists.
  */
 export async function wireCloudKv(
   config: Config,

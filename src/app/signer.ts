@@ -311,6 +311,7 @@ async function startWithStore(
     });
     if (tls.notAfter.getTime() < Date.now())
       log.warn("the server.tls certificate has expired: clients will refuse it");
+    for (const warning of tls.warnings) log.warn(warning);
   }
   log.info("sigil listening", {
     version: VERSION,

@@ -36,8 +36,8 @@ function missingToken(): SigilError {
   );
 }
 
-function invalidToken(why = "invalid token"): SigilError {
-  return new SigilError("invalid_token", why);
+function invalidToken(): SigilError {
+  return new SigilError("invalid_token", "invalid token");
 }
 
 function presented(authorization: string | null): string | undefined {
@@ -127,9 +127,10 @@ export function statefulAuthenticator(
       const token = presented(authorization);
       if (token === undefined) throw missingToken();
       const record = await store.findToken(hashToken(token));
+      // Unknown, revoked (deleted), expired or a setup token: one answer, so that a 401 never
+      // tells whether a guessed or leaked token exists or once existed.
       if (!record || record.kind === "setup") throw invalidToken();
-      if (record.expiresAt !== undefined && record.expiresAt <= now())
-        throw invalidToken("token expired");
+      if (record.expiresAt !== undefined && record.expiresAt <= now()) throw invalidToken();
       if (record.kind === "management") return { kind: "unrestricted", management: true };
       const cidrs = record.cidrs.map((c) => parseCidr(c)).filter((c): c is Cidr => !!c);
       if (!fromAllowedAddress(cidrs, peer)) throw addressRefused();

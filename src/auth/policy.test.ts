@@ -544,7 +544,7 @@ function removeRule(policies: readonly Policy[], effect: Rule["effect"], pick: n
   );
 }
 
-/** An independent reading of DESIGN §7, for comparison. */
+/** An independent reading of the rule in docs/architecture.md ("Auth"), for comparison. */
 function referenceAllowed(policies: readonly Policy[], request: AccessRequest): boolean {
   const listed = <T>(list: readonly T[] | undefined, value: T | undefined, eq = Object.is) =>
     list === undefined || (value !== undefined && list.some((item) => eq(item, value)));
@@ -587,7 +587,7 @@ function seededShuffle(seed: number): <T>(items: readonly T[]) => T[] {
 const positions = fc.nat({ max: 20 });
 
 describe("evaluate: properties", () => {
-  test("matches an independent reading of DESIGN §7", () => {
+  test("matches an independent reading of the rule in docs/architecture.md (Auth)", () => {
     fc.assert(
       fc.property(policiesArb, requestArb, (policies, request) => {
         expect(allowed(policies, request)).toBe(referenceAllowed(policies, request));

@@ -1,5 +1,6 @@
 /**
- * The one access-policy evaluator of every auth mode (DESIGN §7). Pure: no IO, no clock.
+ * The one access-policy evaluator of every auth mode (docs/architecture.md, "Auth"). Pure: no IO,
+ * no clock.
  *
  * A rule matches a request when each dimension the rule restricts (scopes, keys, operations) is
  * present in the request and the request's value is listed in the rule. A dimension the rule

@@ -12,7 +12,7 @@ import type { Policy, Rule } from "./types";
  * refused, and worded, the same wherever it comes from.
  */
 
-/** DESIGN §7: ttl_seconds is required, from 1 s to one year. */
+/** docs/architecture.md ("Auth"): ttl_seconds is required, from 1 s to one year. */
 export const MAX_TTL_SECONDS = 365 * 24 * 3600;
 /** Every request reads a token's policies: keep that bounded. */
 export const MAX_POLICIES_PER_TOKEN = 64;

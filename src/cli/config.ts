@@ -5,7 +5,7 @@ import { ConfigSchema } from "../config/schema";
 import { loadServerTls } from "../http/tls";
 import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit } from "./config-args";
-import { failWithProblems } from "./exit";
+import { failWithProblems, printWarnings } from "./exit";
 
 const check = defineCommand({
   meta: {
@@ -28,6 +28,7 @@ const check = defineCommand({
     if (config.server.tls) {
       const tls = loadServerTls(config.server.tls);
       if (!tls.ok) failWithProblems(tls.problems);
+      printWarnings(tls.tls.warnings);
     }
     process.stdout.write(`configuration is valid${configPath ? ` (${configPath})` : ""}\n`);
   },

@@ -64,7 +64,9 @@ describe("defaults", () => {
     ["server.graceful_shutdown_timeout_seconds", 25],
     ["server.cors_allowed_origins", null],
     ["server.seccomp", false],
-    ["metrics.listen_address", "0.0.0.0"],
+    // The spec says 0.0.0.0; sigil keeps its unauthenticated plain-http metrics on loopback unless
+    // told otherwise, as Web3Signer does (docs/monitoring.md, CHANGELOG).
+    ["metrics.listen_address", "127.0.0.1"],
     ["metrics.listen_port", 3000],
     ["metrics.refresh_interval_seconds", 30],
     ["network", "mainnet"],
@@ -155,13 +157,18 @@ describe("defaults", () => {
     expect(listed).toHaveLength(1);
     expect(listed[0]).toStartWith("server.listen_address is 0.0.0.0 (every interface) and no auth");
     expect(listed[0]).not.toContain("host_allowlist is the default");
+    // With auth over plain http, a second line: the tokens cross the network in clear.
     const withAuth = serving(load({ yaml: auth }));
-    expect(withAuth).toHaveLength(1);
+    expect(withAuth).toHaveLength(2);
     expect(withAuth[0]).toStartWith(
       "server.listen_address is 0.0.0.0 (every interface), but server.host_allowlist is the default",
     );
     expect(withAuth[0]).not.toContain("no auth");
-    expect(serving(load({ yaml: auth, env: { SIGNER_SERVER__HOST_ALLOWLIST: "*" } }))).toEqual([]);
+    expect(withAuth[1]).toContain("server.tls is not set: tokens, and what is signed, cross");
+    expect(serving(load({ yaml: auth, env: { SIGNER_SERVER__HOST_ALLOWLIST: "*" } }))).toEqual([
+      "server.listen_address is 0.0.0.0 (every interface): every network of this host can reach the signing API on port 9000; listen on the address of the validator clients' network if it has one",
+      withAuth[1] ?? "",
+    ]);
     expect(serving(load({ yaml: auth, argv: ["--server-listen-address", "::"] }))[0]).toStartWith(
       "server.listen_address is :: (every interface)",
     );

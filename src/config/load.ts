@@ -4,6 +4,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { checkShape, joinPath } from "../wire/check";
 import { readEnvLayer } from "./env";
+import { exposureWarnings } from "./exposure";
 import { readConfigFile } from "./file";
 import { type ExtraFlags, type FlagScope, readFlagLayer } from "./flags";
 import { type ConfigProblem, problem } from "./problems";
@@ -87,7 +88,7 @@ export function loadConfig(input: LoadInput): LoadResult {
     extras: flags.extras,
     warnings,
     servingWarnings: [
-      ...listenerWarnings(config, explicit, flags.configPath),
+      ...exposureWarnings(config, explicit, flags.configPath),
       ...keyDirectoryWarnings(config),
       ...ignoredSettingWarnings(config),
     ],
@@ -288,38 +289,6 @@ function normalizeLegacyKeyManager(
   fold("enabled", "enabled", legacy.enabled);
   fold("max_concurrent", "max_concurrent_writes", legacy.max_concurrent);
   return problems;
-}
-
-/**
- * Listening on every interface, in one line: without auth, anyone who reaches the port can have
- * the keys sign (the Host allow-list is DNS-rebinding protection, not access control: any client
- * can send `Host: localhost`); with the default allow-list, validator clients on other hosts that
- * name this one get 403 until their names are listed.
- */
-function listenerWarnings(
-  config: Config,
-  explicit: Set<string>,
-  configPath: string | undefined,
-): string[] {
-  const { listen_address: address, listen_port: port, host_allowlist } = config.server;
-  if (address !== "0.0.0.0" && address !== "::") return [];
-  const noAuth = authMode(config) === "none";
-  const defaultAllowlist = !explicit.has("server.host_allowlist");
-  const listening = `server.listen_address is ${address} (every interface${configPath ? "" : ", the default: no -c file was given"})`;
-  const allowlist = `server.host_allowlist is the default (${host_allowlist.join(", ")}), so requests naming this host otherwise (a validator client's http://signer:${port}) get 403 host_not_allowed until those names, or "*", are listed`;
-  if (noAuth) {
-    const open = `${listening} and no auth is configured: anyone who can reach port ${port} can have the loaded keys sign (the Host allow-list does not stop them); listen on 127.0.0.1, or configure auth (docs/auth.md)`;
-    return [defaultAllowlist ? `${open}. Also, ${allowlist}` : open];
-  }
-  return defaultAllowlist ? [`${listening}, but ${allowlist}`] : [];
-}
-
-/** As app/auth.ts chooses it: which of the four auth modes the configuration sets. */
-function authMode(config: Config): "stateful" | "static" | "legacy" | "none" {
-  if (config.signer_state) return "stateful";
-  if (config.static_auth) return "static";
-  if (config.auth_policies || config.unauthenticated_policy) return "legacy";
-  return "none";
 }
 
 /** A key directory that is not there: serve would start and load no key from it. */

@@ -134,8 +134,9 @@ const Server = Type.Object(
 const Metrics = Type.Object(
   {
     listen_address: Type.String({
-      default: "0.0.0.0",
-      description: "Address of the Prometheus metrics listener.",
+      default: "127.0.0.1",
+      description:
+        "Address of the Prometheus metrics listener (plain http, no auth): loopback unless set, as Web3Signer's metrics-host.",
       flag: "metrics-listen-address",
     }),
     listen_port: int(0, 65535, 3000, "Port of the metrics listener.", {

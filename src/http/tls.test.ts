@@ -1,13 +1,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createPrivateKey } from "node:crypto";
+import { chmodSync } from "node:fs";
 import { join } from "node:path";
 import { TempDir } from "../../test/support/cli";
 import { registerTestSecret } from "../../test/support/log-capture";
 import { createTestCa, type TestCa, type TlsIdentity } from "../../test/support/tls";
 import { loadServerTls, type TlsConfig } from "./tls";
+import { LISTENER_TLS_POLICY } from "./tls-policy";
 
 const PASSWORD = registerTestSecret("correct horse battery staple 42", "TLS key password");
 const dir = new TempDir();
+const privately = (path: string) => {
+  chmodSync(path, 0o600);
+  return path;
+};
 let ca: TestCa;
 let server: TlsIdentity;
 let certFile: string;
@@ -17,7 +23,7 @@ beforeAll(async () => {
   ca = await createTestCa();
   server = await ca.server();
   certFile = dir.file("server.pem", server.cert);
-  keyFile = dir.file("server.key", server.key);
+  keyFile = privately(dir.file("server.key", server.key));
 });
 afterAll(() => dir.remove());
 
@@ -43,7 +49,11 @@ describe("loadServerTls", () => {
   test("a matching pair loads as is; no client certificate is requested", () => {
     const loaded = loadServerTls({ cert_file: certFile, key_file: keyFile });
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-    expect(loaded.tls.options).toEqual({ cert: server.cert, key: server.key });
+    expect(loaded.tls.options).toEqual({
+      cert: server.cert,
+      key: server.key,
+      ...LISTENER_TLS_POLICY,
+    });
     expect(loaded.tls.mutual).toBe(false);
     expect(loaded.tls.subject).toBe("CN=localhost");
     expect(loaded.tls.notAfter.getTime()).toBeGreaterThan(Date.now());
@@ -167,5 +177,52 @@ describe("loadServerTls", () => {
     expect(problemsOf({ cert_file: certFile, key_file: two })).toEqual([
       `server.tls.key_file: ${two} holds 2 private keys; it must hold only cert_file's`,
     ]);
+  });
+});
+
+describe("the listener's minimum (Mozilla intermediate)", () => {
+  test("ECDHE suites only, server order, TLS 1.2 and up, no SHA-1 handshake signatures", () => {
+    expect(LISTENER_TLS_POLICY.ciphers.split(":").every((s) => s.startsWith("ECDHE-"))).toBe(true);
+    expect(LISTENER_TLS_POLICY.ciphers).not.toMatch(/CBC|-SHA(?:$|:)/);
+    expect(LISTENER_TLS_POLICY.secureOptions).toBe(0x0040_0000);
+    expect(LISTENER_TLS_POLICY.minVersion).toBe(0x0303);
+    expect(LISTENER_TLS_POLICY.sigalgs).not.toMatch(/SHA1|MD5/i);
+  });
+
+  test("a certificate with an RSA-1024 key is refused, in cert_file and client_ca_file", async () => {
+    const weak = await ca.server({ key: "rsa-1024" });
+    const cert = dir.file("weak.pem", weak.cert);
+    const key = privately(dir.file("weak.key", weak.key));
+    expect(problemsOf({ cert_file: cert, key_file: key, client_ca_file: cert })).toEqual([
+      `server.tls.cert_file: certificate 1 in ${cert} has an RSA key of 1024 bits (at least 2048)`,
+      `server.tls.client_ca_file: certificate 1 in ${cert} has an RSA key of 1024 bits (at least 2048)`,
+    ]);
+    const strong = await ca.server({ key: "rsa-2048" });
+    const loaded = loadServerTls({
+      cert_file: dir.file("rsa.pem", strong.cert),
+      key_file: privately(dir.file("rsa.key", strong.key)),
+    });
+    expect(loaded.ok).toBe(true);
+  });
+
+  test("a certificate signed with SHA-1 is refused in cert_file", async () => {
+    const sha1 = await ca.server({ signatureHash: "SHA-1" });
+    const cert = dir.file("sha1.pem", sha1.cert);
+    const key = privately(dir.file("sha1.key", sha1.key));
+    expect(problemsOf({ cert_file: cert, key_file: key })).toEqual([
+      `server.tls.cert_file: certificate 1 in ${cert} is signed with ecdsa-with-SHA1 (SHA-256 or stronger)`,
+    ]);
+  });
+
+  test("a key file open to group or others is a warning, not a problem", () => {
+    const loose = dir.file("loose.key", server.key);
+    chmodSync(loose, 0o644);
+    const loaded = loadServerTls({ cert_file: certFile, key_file: loose });
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    expect(loaded.tls.warnings).toEqual([
+      `server.tls.key_file: ${loose} is readable or writable by group or others (mode 0644): run chmod 600 ${loose}`,
+    ]);
+    const tight = loadServerTls({ cert_file: certFile, key_file: keyFile });
+    expect(tight.ok && tight.tls.warnings).toEqual([]);
   });
 });

@@ -1,20 +1,23 @@
 import type { KeyObject, X509Certificate } from "node:crypto";
-import { readFileSync } from "node:fs";
-import type { TLSOptions } from "bun";
+import { readFileSync, statSync } from "node:fs";
 import { type ConfigProblem, problem } from "../config/problems";
 import type { Config } from "../config/schema";
+import { formatMode, isOpenToOthers } from "../keys/file-mode";
 import { pemCertificates, pemPrivateKey } from "./pem";
+import { LISTENER_TLS_POLICY, type ListenerTlsOptions, weakKey, weakSignature } from "./tls-policy";
 
 export type TlsConfig = NonNullable<Config["server"]["tls"]>;
 
 /** The signing listener's TLS material, read and checked; `options` go to Bun.serve as they are. */
 export interface ServerTls {
-  readonly options: TLSOptions;
+  readonly options: ListenerTlsOptions;
   /** Subject of the listener's certificate, for the start-up log. */
   readonly subject: string;
   readonly notAfter: Date;
   /** Clients must present a certificate signed by a CA of `client_ca_file`. */
   readonly mutual: boolean;
+  /** What start-up logs and `config check` prints, without refusing to start. */
+  readonly warnings: readonly string[];
 }
 
 export type TlsLoadResult = { ok: true; tls: ServerTls } | { ok: false; problems: ConfigProblem[] };
@@ -48,7 +51,11 @@ export function loadServerTls(config: TlsConfig): TlsLoadResult {
   const clientCaText = read("client_ca_file");
 
   const chain = certText === undefined ? [] : certificates(certText, "cert_file", config, report);
-  if (clientCaText !== undefined) certificates(clientCaText, "client_ca_file", config, report);
+  checkStrength(chain, "cert_file", config, report);
+  if (clientCaText !== undefined) {
+    const cas = certificates(clientCaText, "client_ca_file", config, report);
+    checkStrength(cas, "client_ca_file", config, report);
+  }
   // One line; the newline an editor or `echo` leaves is not part of the password.
   const passphrase = passwordText?.replace(/[\r\n]+$/, "");
   if (passphrase === "") report("key_password_file", `${config.key_password_file} is empty`);
@@ -76,12 +83,51 @@ export function loadServerTls(config: TlsConfig): TlsLoadResult {
         ...(passphrase === undefined ? {} : { passphrase }),
         // requestCert alone decides that a certificate is asked for; ca only verifies it.
         ...(mutual ? { ca: clientCaText, requestCert: true, rejectUnauthorized: true } : {}),
+        ...LISTENER_TLS_POLICY,
       },
       subject: leaf.subject.replaceAll("\n", ", "),
       notAfter: new Date(leaf.validTo),
       mutual,
+      warnings: keyFileWarnings(config.key_file),
     },
   };
+}
+
+/**
+ * Certificates the listener would present or trust, held to the minimum of Mozilla's intermediate
+ * profile (tls-policy.ts): a key that is too small is refused in any of them; a SHA-1 or MD5
+ * signature only where a peer verifies it (cert_file's certificates that are not self-signed: a
+ * root's signature on itself is never checked, nor the trust anchors of client_ca_file).
+ */
+function checkStrength(
+  certificates: readonly X509Certificate[],
+  option: "cert_file" | "client_ca_file",
+  config: TlsConfig,
+  report: Report,
+): void {
+  for (const [index, certificate] of certificates.entries()) {
+    const which = `certificate ${index + 1} in ${config[option]}`;
+    const key = weakKey(certificate);
+    if (key) report(option, `${which} has ${key}`);
+    const selfSigned = certificate.subject === certificate.issuer;
+    const signature =
+      option === "cert_file" && !selfSigned ? weakSignature(certificate) : undefined;
+    if (signature) report(option, `${which} is signed with ${signature} (SHA-256 or stronger)`);
+  }
+}
+
+/** The key file open to group or others: a warning, as for key files (keys/file-mode.ts). */
+function keyFileWarnings(path: string): string[] {
+  let mode: number;
+  try {
+    mode = statSync(path).mode;
+  } catch {
+    return []; // It was just read: a file that vanished since is the next start's problem.
+  }
+  if (!isOpenToOthers(mode)) return [];
+  return [
+    `server.tls.key_file: ${path} is readable or writable by group or others (mode ${formatMode(mode)}): run chmod 600 ${path}`,
+  ];
 }
 
 const PEM_CERTIFICATE = "(-----BEGIN CERTIFICATE-----)";

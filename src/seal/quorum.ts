@@ -1,7 +1,8 @@
 /**
- * Quorum operations as plain data and plain functions (DESIGN §8): unseal, generate-root and
- * rotate-quorum each collect shares from distinct operators until the threshold is met. Shares
- * live in memory only, in one progress object per operation, which expires as a whole.
+ * Quorum operations as plain data and plain functions (docs/architecture.md, "Seal lifecycle"):
+ * unseal, generate-root and rotate-quorum each collect shares from distinct operators until the
+ * threshold is met. Shares live in memory only, in one progress object per operation, which expires
+ * as a whole.
  */
 
 export type QuorumOperation = "unseal" | "generate-root" | "rotate-quorum";

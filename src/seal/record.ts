@@ -1,7 +1,8 @@
 /**
- * The seal record stored in signer_state (DESIGN §8): who the operators are, their wrapped
- * shares, and the check value of the master key. Never the master key, never a clear share, never
- * a token: registration tokens and operator credentials are kept as SHA-256 hashes.
+ * The seal record stored in signer_state (docs/architecture.md, "Seal lifecycle"): who the
+ * operators are, their wrapped shares, and the check value of the master key. Never the master key,
+ * never a clear share, never a token: registration tokens and operator credentials are kept as
+ * SHA-256 hashes.
  */
 import { isJsonObject } from "../wire/json";
 

@@ -2,10 +2,10 @@ import { type Static, Type } from "@sinclair/typebox";
 import { MAX_SHARES } from "./shares";
 
 /**
- * The seal routes' request bodies (DESIGN §8), one schema each: the routes declare them, so the
- * service gets checked commands. What a shape cannot say (each wrap spec parses, the threshold is
- * at most the number of operators, a share is 33 bytes) the service checks, naming the field.
- * Tokens and shares are never quoted back.
+ * The seal routes' request bodies (docs/architecture.md, "Seal lifecycle"), one schema each: the
+ * routes declare them, so the service gets checked commands. What a shape cannot say (each wrap
+ * spec parses, the threshold is at most the number of operators, a share is 33 bytes) the service
+ * checks, naming the field. Tokens and shares are never quoted back.
  */
 
 const REQUEST = { problem: "request body must be a JSON object" } as const;

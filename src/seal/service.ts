@@ -67,9 +67,10 @@ export interface SealStatusView {
 const MAX_RECORD_RETRIES = 5;
 
 /**
- * The seal lifecycle of DESIGN §8: init, operator registration, quorum operations (unseal,
- * generate-root, rotate-quorum) and seal. The master key exists only in this object, only while
- * unsealed; shares exist only in progress objects, only until they complete or expire.
+ * The seal lifecycle of docs/architecture.md ("Seal lifecycle"): init, operator registration,
+ * quorum operations (unseal, generate-root, rotate-quorum) and seal. The master key exists only in
+ * this object, only while unsealed; shares exist only in progress objects, only until they complete
+ * or expire.
  */
 export class SealService {
   private masterKey: Uint8Array | undefined;

@@ -1,6 +1,7 @@
 /**
- * The seal's secret sharing (DESIGN §8, modelled on Vault's Shamir seal): a random 256-bit
- * master key is split into one share per operator, any `threshold` of which rebuild it.
+ * The seal's secret sharing (docs/architecture.md, "Seal lifecycle"; modelled on Vault's Shamir
+ * seal): a random 256-bit master key is split into one share per operator, any `threshold` of which
+ * rebuild it.
  *
  * A share is `y-bytes || x`: MASTER_KEY_BYTES bytes of polynomial values followed by one
  * x-coordinate byte (1..255), the format of `shamir-secret-sharing`. Combining verifies

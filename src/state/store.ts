@@ -28,8 +28,8 @@ export interface SignerStateStore extends AuthStore {
   consumeToken(hash: string): Promise<TokenRecord | undefined>;
 
   /**
-   * The seal record (DESIGN §8: operators, wrapped shares, check value) as an opaque JSON text,
-   * with its version; undefined while the signer is uninitialized.
+   * The seal record (docs/architecture.md, "Seal lifecycle": operators, wrapped shares, check
+   * value) as an opaque JSON text, with its version; undefined while the signer is uninitialized.
    */
   getSeal(): Promise<SealSlot | undefined>;
   /**

@@ -1,66 +1,75 @@
-// Dependencies point one way (DESIGN §2): a folder of src/ imports only folders below it. Every
-// import counts, `import type` included: a type names what a module depends on as much as a value.
+// Dependencies point one way (docs/architecture.md, "Layers"): a place of src/ (a folder, or a
+// file at the top of src/) imports only places below it. The order is read from that document,
+// so the rule the test enforces and the one a contributor reads are one text. Every edge counts:
+// `import type` (a type names what a module depends on as much as a value), dynamic imports,
+// re-exports, the module a worker thread is started from (`new Worker(new URL(path, …))`, whose
+// path is a string literal), and the colocated unit tests (`*.test.ts`), which sit in a layer too.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
-const SRC = resolve(import.meta.dir, "../../src");
+const REPO = resolve(import.meta.dir, "../..");
+const SRC = join(REPO, "src");
+const ARCHITECTURE = join(REPO, "docs/architecture.md");
+const MARKER = "<!-- layers: read by test/architecture/layers.test.ts -->";
 
 /**
- * Lowest first. A folder may import folders of a lower level; folders of one level are peers
- * that do not import each other. Files at the top of src/ (errors.ts, version.ts) are below
- * everything; main.ts only runs the CLI.
+ * The layers as docs/architecture.md lists them: the fenced block after MARKER, highest first,
+ * one layer per line, peers separated by spaces (a file at the top of src/ by its name, `.ts`
+ * included). Returned lowest first.
  */
-const LAYERS: readonly (readonly string[])[] = [
-  ["wire", "net", "os", "observability"],
-  ["bls", "storage"],
-  ["antislashing"],
-  ["auth"],
-  ["state"],
-  ["seal"],
-  ["keys"],
-  ["signing"],
-  ["config"],
-  ["migrate"],
-  ["http"],
-  ["app"],
-  ["cli"],
-];
+export function layersFrom(markdown: string): string[][] {
+  const at = markdown.indexOf(MARKER);
+  if (at < 0) throw new Error(`docs/architecture.md has no ${MARKER}`);
+  const block = /```text\n([\s\S]*?)```/.exec(markdown.slice(at));
+  if (!block?.[1]) throw new Error("no ```text block after the layers marker");
+  return block[1]
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "")
+    .map((line) => line.split(/\s+/))
+    .reverse();
+}
 
-const levelOf = new Map(LAYERS.flatMap((folders, level) => folders.map((f) => [f, level])));
-const BELOW_ALL = new Set(["errors", "version"]);
+const LAYERS = layersFrom(readFileSync(ARCHITECTURE, "utf8"));
+const levelOf = new Map(LAYERS.flatMap((places, level) => places.map((p) => [p, level])));
 
-/** Relative specifiers of every static and dynamic import and re-export, types included. */
-function importsOf(text: string): string[] {
-  const found: string[] = [];
-  const pattern = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;
-  for (const match of text.matchAll(pattern)) if (match[1]) found.push(match[1]);
-  return found;
+/**
+ * Relative specifiers of every static and dynamic import and re-export, types included, and
+ * every relative module path written as a string (how a worker's entry is named).
+ */
+export function importsOf(text: string): string[] {
+  const found = new Set<string>();
+  const imports = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.{1,2}\/[^"']+)["']/g;
+  for (const match of text.matchAll(imports)) if (match[1]) found.add(match[1]);
+  const modulePaths = /["'](\.{1,2}\/[^"'\s]+\.(?:ts|mjs|js))["']/g;
+  for (const match of text.matchAll(modulePaths)) if (match[1]) found.add(match[1]);
+  return [...found];
 }
 
 function sourceFiles(): string[] {
   return readdirSync(SRC, { recursive: true })
     .map(String)
-    .filter((file) => /\.(ts|mjs)$/.test(file) && !file.endsWith(".test.ts"));
+    .filter((file) => /\.(ts|mjs)$/.test(file));
 }
 
-/** Its folder under src/, or its own name (without .ts) for a file at the top of src/. */
-const placeOf = (path: string) => (relative(SRC, path).split("/")[0] ?? "").replace(/\.ts$/, "");
+/** Its folder under src/, or its own file name for a file at the top of src/. */
+const placeOf = (path: string) => relative(SRC, path).split("/")[0] ?? "";
 
 function violations(): string[] {
   const found: string[] = [];
   for (const file of sourceFiles()) {
     const from = join(SRC, file);
     const fromPlace = placeOf(from);
-    if (!file.includes("/")) continue; // main.ts, errors.ts, version.ts
     for (const specifier of importsOf(readFileSync(from, "utf8"))) {
       const target = resolve(dirname(from), specifier);
-      if (!target.startsWith(SRC)) continue; // package.json
+      // package.json, docs/, test/support: not code of a layer (tests' helpers start signers).
+      if (!target.startsWith(`${SRC}/`)) continue;
       const toPlace = placeOf(target);
       if (toPlace === fromPlace) continue;
-      if (BELOW_ALL.has(toPlace)) continue;
       const fromLevel = levelOf.get(fromPlace);
-      const toLevel = levelOf.get(toPlace);
+      // An import names a top file without its extension ("../errors").
+      const toLevel = levelOf.get(levelOf.has(toPlace) ? toPlace : `${toPlace}.ts`);
       if (fromLevel === undefined || toLevel === undefined || toLevel >= fromLevel) {
         found.push(`src/${file} imports ${specifier} (${fromPlace} → ${toPlace})`);
       }
@@ -70,22 +79,40 @@ function violations(): string[] {
 }
 
 describe("dependencies point one way", () => {
-  test("every folder of src/ has a layer", () => {
-    const folders = readdirSync(SRC, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name);
-    expect(folders.filter((folder) => !levelOf.has(folder))).toEqual([]);
+  test("every folder and every file at the top of src/ has a layer, and no layer names a stranger", () => {
+    const places = readdirSync(SRC, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() || /\.ts$/.test(entry.name))
+      .filter((entry) => !entry.name.endsWith(".test.ts"))
+      .map((entry) => entry.name)
+      .sort();
+    expect(places.filter((place) => !levelOf.has(place))).toEqual([]);
+    expect([...levelOf.keys()].filter((place) => !places.includes(place))).toEqual([]);
   });
 
-  test("no import reaches a folder at its own level or above", () => {
+  test("no import reaches a place at its own level or above (unit tests included)", () => {
     expect(violations()).toEqual([]);
   });
 
-  test("the check sees type imports, dynamic imports and re-exports", () => {
+  test("the check sees type imports, dynamic imports, re-exports and worker entries", () => {
     expect(
       importsOf(
-        'import type { A } from "../a";\nconst b = await import("./b");\nexport { c } from "../../c";',
+        [
+          'import type { A } from "../a";',
+          'const b = await import("./b");',
+          'export { c } from "../../c";',
+          'const entry = "./worker.ts";',
+          "new Worker(new URL(entry, import.meta.url).href);",
+          'new Worker(new URL("../other/thread.ts", import.meta.url));',
+          'const doc = "../../docs/x.md";',
+        ].join("\n"),
       ),
-    ).toEqual(["../a", "./b", "../../c"]);
+    ).toEqual(["../a", "./b", "../../c", "./worker.ts", "../other/thread.ts"]);
+  });
+
+  test("the layers are read from docs/architecture.md, highest first", () => {
+    const doc = `x\n${MARKER}\n\n\`\`\`text\ncli\napp\nwire net\nerrors.ts\n\`\`\`\n`;
+    expect(layersFrom(doc)).toEqual([["errors.ts"], ["wire", "net"], ["app"], ["cli"]]);
+    expect(LAYERS.at(-1)).toEqual(["main.ts"]);
+    expect(LAYERS[0]).toContain("errors.ts");
   });
 });

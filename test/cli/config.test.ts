@@ -155,7 +155,7 @@ describe("sigil config check: the spec's start-up validation errors", () => {
     expect(result.stdout).toContain("configuration is valid");
   });
 
-  test("every interface is valid, with one warning line about auth and the allow-list", () => {
+  test("every interface is valid, with one warning line about auth and the allow-list (and clear tokens)", () => {
     const warnings = (result: { code: number; stderr: string }) => {
       expect(result.code).toBe(0);
       return result.stderr
@@ -174,9 +174,41 @@ describe("sigil config check: the spec's start-up validation errors", () => {
       expect.stringMatching(
         /^sigil: warning: server.listen_address is 0.0.0.0 \(every interface\), but server.host_allowlist is the default/,
       ),
+      expect.stringContaining("server.tls is not set: tokens, and what is signed, cross"),
     ]);
     const listed = `server:\n  listen_port: 9100\n  host_allowlist: [signer.internal]\n${auth}`;
-    expect(warnings(check(listed))).toEqual([]);
+    expect(warnings(check(listed))).toEqual([
+      "sigil: warning: server.listen_address is 0.0.0.0 (every interface): every network of this host can reach the signing API on port 9100; listen on the address of the validator clients' network if it has one",
+      expect.stringContaining("server.tls is not set: tokens, and what is signed, cross"),
+    ]);
+  });
+
+  test("tokens over plain http off loopback are a warning; loopback or server.tls is not", () => {
+    const auth = "auth_policies:\n  vc:\n    token: vc-token-0123456789\n";
+    const clear = check(
+      `server:\n  listen_address: 10.1.2.3\n  listen_port: 9100\n  host_allowlist: [signer.internal]\n${auth}`,
+    );
+    expect(clear.code).toBe(0);
+    expect(clear.stderr).toBe(
+      "sigil: warning: server.listen_address is 10.1.2.3 (not loopback) and server.tls is not set: tokens, and what is signed, cross the network in clear; set server.tls (docs/tls.md), or listen on 127.0.0.1 behind a TLS proxy\n",
+    );
+    for (const loopback of ["127.0.0.1", "127.0.0.2", "::1", "localhost"]) {
+      const local = check(`server:\n  listen_address: "${loopback}"\n  listen_port: 9100\n${auth}`);
+      expect({ loopback, stderr: local.stderr }).toEqual({ loopback, stderr: "" });
+    }
+    // No auth: no token to leak (the every-interface warning covers that case).
+    expect(check("server:\n  listen_address: 10.1.2.3\n  listen_port: 9100\n").stderr).toBe("");
+  });
+
+  test("metrics on every interface are a warning (the default is loopback: load.test.ts)", () => {
+    const quiet = "server:\n  listen_address: 127.0.0.1\n  listen_port: 9100\n";
+    for (const address of ["0.0.0.0", "::"]) {
+      const open = check(quiet, { SIGNER_METRICS__LISTEN_ADDRESS: address });
+      expect(open.code).toBe(0);
+      expect(open.stderr).toBe(
+        `sigil: warning: metrics.listen_address is ${address} (every interface): anyone who can reach port 0 can read the metrics (plain http, no auth); listen on 127.0.0.1 or on the monitoring network's address\n`,
+      );
+    }
   });
 
   test("without -c, the defaults' 0.0.0.0 and no auth are one warning line saying so", () => {

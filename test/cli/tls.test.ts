@@ -1,7 +1,7 @@
 // `sigil serve` with server.tls and mutual TLS, as a real process, and the operator CLI's TLS
 // flags against it: certificates from a throwaway CA made here (no openssl binary needed).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createNobleBackend } from "../../src/bls/noble";
 import { ageKeys } from "../support/ceremony";
@@ -296,6 +296,36 @@ describe("serve refuses a bad server.tls: exit 2 naming the option, nothing crea
     expect(mismatch.code).toBe(2);
     expect(mismatch.stderr).toContain(
       `server.tls.key_file: ${files.clientKey} is not the key of the certificate in ${files.cert}`,
+    );
+  });
+
+  test("config check warns about a key file open to others (serve logs it); chmod 600 silences it", () => {
+    const key = dir.file("loose.key", readFileSync(files.key, "utf8"));
+    chmodSync(key, 0o640);
+    const config = dir.file(
+      "check-loose.yaml",
+      `server: {listen_address: 127.0.0.1, tls: {cert_file: "${files.cert}", key_file: "${key}"}}\n`,
+    );
+    const loose = runSigil(["config", "check", "-c", config]);
+    expect(loose.code, loose.stderr).toBe(0);
+    expect(loose.stderr).toBe(
+      `sigil: warning: server.tls.key_file: ${key} is readable or writable by group or others (mode 0640): run chmod 600 ${key}\n`,
+    );
+    chmodSync(key, 0o600);
+    const tight = runSigil(["config", "check", "-c", config]);
+    expect(tight.code).toBe(0);
+    expect(tight.stderr).toBe("");
+  });
+
+  test("a server certificate with an RSA-1024 key is refused", async () => {
+    const weak = await ca.server({ key: "rsa-1024" });
+    const cert = dir.file("weak.pem", weak.cert);
+    const result = serveWith(
+      "weak",
+      `{cert_file: "${cert}", key_file: "${dir.file("weak.key", weak.key)}"}`,
+    );
+    expect(result.stderr).toContain(
+      `server.tls.cert_file: certificate 1 in ${cert} has an RSA key of 1024 bits (at least 2048)`,
     );
   });
 });

@@ -62,6 +62,21 @@ const randao = {
   randao_reveal: { epoch: "370001" },
 };
 
+/** A GET with each header sent as given, repeated ones as separate lines (fetch would join them). */
+function rawGet(port: number, path: string, headers: Record<string, string | string[]>) {
+  return new Promise<{ status: number; body: Record<string, unknown> }>((done, fail) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path, headers }, (res) => {
+      let text = "";
+      res.on("data", (chunk: Buffer) => {
+        text += chunk.toString("utf8");
+      });
+      res.on("end", () => done({ status: res.statusCode ?? 0, body: JSON.parse(text || "{}") }));
+    });
+    req.on("error", fail);
+    req.end();
+  });
+}
+
 /** A request from another loopback address than 127.0.0.1, to exercise token_bound_cidrs. */
 function fromAddress(localAddress: string, port: number, path: string, headers: Headers) {
   return new Promise<number>((done, fail) => {
@@ -102,6 +117,41 @@ describe("legacy auth_policies (HTTP Basic)", () => {
       const missing = await fetch(`${s.url}/api/v1/eth2/publicKeys`);
       expect(missing.headers.get("www-authenticate")).toContain("Basic");
       expect((await call(s.url, "/upcheck")).status).toBe(200); // liveness needs no token
+    } finally {
+      await s.signer.stop();
+    }
+  });
+
+  test("exactly one Authorization header, with strict base64 in Basic: anything else is 401", async () => {
+    const s = await start("legacy-strict", `auth_policies:\n  vc: {token: ${T_VC}}`);
+    const path = "/api/v1/eth2/publicKeys";
+    try {
+      const good = basic(T_VC).authorization ?? "";
+      expect((await rawGet(s.port, path, { authorization: good })).status).toBe(200);
+      // Two headers: the first one used to win.
+      const twice = await rawGet(s.port, path, {
+        authorization: [good, basic("x").authorization ?? ""],
+      });
+      expect(twice).toEqual({
+        status: 401,
+        body: {
+          code: "unauthorized",
+          message: "more than one Authorization header (send exactly one)",
+        },
+      });
+      const mixed = await rawGet(s.port, path, { authorization: [good, `Bearer ${T_VC}`] });
+      expect(mixed.status).toBe(401);
+      // Junk inside the base64 used to be skipped by the decoder, and the token still matched.
+      const encoded = good.slice("Basic ".length);
+      const junk = `Basic ${encoded.slice(0, 6)}*${encoded.slice(6)}`;
+      const refused = await rawGet(s.port, path, { authorization: junk });
+      expect(refused).toEqual({
+        status: 401,
+        body: {
+          code: "unauthorized",
+          message: "Basic credentials that are not base64 of user:password",
+        },
+      });
     } finally {
       await s.signer.stop();
     }
@@ -240,8 +290,13 @@ describe("stateful (signer_state)", () => {
       registerTestSecret(String(shortLived.body.token), "client token");
       await Bun.sleep(1100);
       const expired = await signAs(s.url, K0, bearer(String(shortLived.body.token)));
-      expect(expired.status).toBe(401);
-      expect(expired.body.code).toBe("invalid_token");
+      // One answer for expired, revoked and unknown tokens: a 401 tells nothing of a token's past.
+      const unknown = await signAs(s.url, K0, bearer("sgl_no-such-token-0123456789abcdef"));
+      expect(unknown).toEqual({
+        status: 401,
+        body: { code: "invalid_token", message: "invalid token" },
+      });
+      expect(expired).toEqual(unknown);
 
       // Revoked: 401.
       const revoke = await call(
@@ -251,7 +306,7 @@ describe("stateful (signer_state)", () => {
         "DELETE",
       );
       expect(revoke.status).toBe(204);
-      expect((await signAs(s.url, K0, client)).status).toBe(401);
+      expect(await signAs(s.url, K0, client)).toEqual(unknown);
       // A CIDR-bound runtime token: accepted only from 127.0.0.2.
       const listable = {
         rules: [{ effect: "allow", scopes: ["sign", "public_keys"], keys: [K0, K1] }],

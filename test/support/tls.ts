@@ -1,6 +1,7 @@
 // Throwaway certificate authorities for TLS and mTLS tests, made in the test with @peculiar/x509
-// and WebCrypto ECDSA P-256: no openssl binary (the CI machine has none), nothing on disk until a
-// test writes it. Every private key is registered for the whole-run secret scan.
+// and WebCrypto (ECDSA P-256, unless a test asks for an RSA key or a SHA-1 signature): no openssl
+// binary (the CI machine has none), nothing on disk until a test writes it. Every private key is
+// registered for the whole-run secret scan.
 import * as x509 from "@peculiar/x509";
 import { registerTestSecret } from "./log-capture";
 
@@ -23,6 +24,12 @@ export interface LeafOptions {
   readonly ips?: readonly string[];
   /** Valid until yesterday. */
   readonly expired?: boolean;
+  /** Valid from tomorrow. */
+  readonly notYetValid?: boolean;
+  /** The leaf's own key: EC P-256 unless told (RSA for static-RSA suites and weak keys). */
+  readonly key?: "ec" | "rsa-2048" | "rsa-1024";
+  /** The hash of the CA's signature on the leaf: SHA-256 unless told. */
+  readonly signatureHash?: "SHA-256" | "SHA-1";
 }
 
 export interface TestCa {
@@ -37,8 +44,17 @@ export interface TestCa {
 let serial = 1;
 const nextSerial = () => (serial++).toString(16).padStart(2, "0");
 
-async function generateKeys(): Promise<CryptoKeyPair> {
-  return (await crypto.subtle.generateKey(EC_KEY, true, ["sign", "verify"])) as CryptoKeyPair;
+async function generateKeys(kind: LeafOptions["key"] = "ec"): Promise<CryptoKeyPair> {
+  const algorithm =
+    kind === "ec"
+      ? EC_KEY
+      : {
+          name: "RSASSA-PKCS1-v1_5",
+          modulusLength: kind === "rsa-1024" ? 1024 : 2048,
+          publicExponent: new Uint8Array([1, 0, 1]),
+          hash: "SHA-256",
+        };
+  return (await crypto.subtle.generateKey(algorithm, true, ["sign", "verify"])) as CryptoKeyPair;
 }
 
 async function privateKeyPem(key: CryptoKey, label: string): Promise<string> {
@@ -53,12 +69,14 @@ async function privateKeyPem(key: CryptoKey, label: string): Promise<string> {
   return registerTestSecret(pem, label);
 }
 
-/** Valid from yesterday (clock skew) for a year, or a year until yesterday. */
-function validity(expired = false) {
+/** Valid from yesterday (clock skew) for a year, a year until yesterday, or from tomorrow. */
+function validity(options: Pick<LeafOptions, "expired" | "notYetValid"> = {}) {
   const now = Date.now();
-  return expired
-    ? { notBefore: new Date(now - 365 * DAY_MS), notAfter: new Date(now - DAY_MS) }
-    : { notBefore: new Date(now - DAY_MS), notAfter: new Date(now + 365 * DAY_MS) };
+  if (options.expired)
+    return { notBefore: new Date(now - 365 * DAY_MS), notAfter: new Date(now - DAY_MS) };
+  if (options.notYetValid)
+    return { notBefore: new Date(now + DAY_MS), notAfter: new Date(now + 365 * DAY_MS) };
+  return { notBefore: new Date(now - DAY_MS), notAfter: new Date(now + 365 * DAY_MS) };
 }
 
 export async function createTestCa(name = "sigil throwaway test CA"): Promise<TestCa> {
@@ -84,7 +102,7 @@ export async function createTestCa(name = "sigil throwaway test CA"): Promise<Te
     options: LeafOptions,
     fallbackName: string,
   ): Promise<TlsIdentity> => {
-    const keys = await generateKeys();
+    const keys = await generateKeys(options.key);
     const commonName = options.commonName ?? fallbackName;
     const names: x509.JsonGeneralName[] = [
       ...(options.dnsNames ?? []).map((value) => ({ type: "dns" as const, value })),
@@ -94,8 +112,8 @@ export async function createTestCa(name = "sigil throwaway test CA"): Promise<Te
       serialNumber: nextSerial(),
       subject: `CN=${commonName}`,
       issuer: caCert.subject,
-      ...validity(options.expired),
-      signingAlgorithm: SIGNING,
+      ...validity(options),
+      signingAlgorithm: { ...SIGNING, hash: options.signatureHash ?? SIGNING.hash },
       publicKey: keys.publicKey,
       signingKey: caKeys.privateKey,
       extensions: [

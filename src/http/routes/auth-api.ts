@@ -7,7 +7,10 @@ const TOKENS = "/api/v1/signer/auth/tokens";
 
 const manager = { access: { kind: "management" }, servedWhileSealed: false } as const;
 
-/** The Auth API (DESIGN §7), stateful mode only; every route needs the management token. */
+/**
+ * The Auth API (docs/architecture.md, "Auth"), stateful mode only; every route needs the management
+ * token.
+ */
 export function authApiRoutes(admin: AuthAdminService) {
   return [
     route({

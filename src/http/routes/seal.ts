@@ -11,8 +11,9 @@ const manager = sys({ kind: "management" });
 const credential = (caller: Caller) => caller.credential ?? "";
 
 /**
- * The seal lifecycle routes (DESIGN §8). Setup and registration tokens travel in the body (they
- * are spent, not presented); operator credentials and the management token in Authorization.
+ * The seal lifecycle routes (docs/architecture.md, "Seal lifecycle"). Setup and registration tokens
+ * travel in the body (they are spent, not presented); operator credentials and the management token
+ * in Authorization.
  */
 export function sealRoutes(seal: SealService) {
   return [

@@ -1,7 +1,7 @@
-// Wraps unseal shares with AWS KMS (DESIGN §8). The signer Encrypts every operator's share at
-// init; each operator's CLI Decrypts only its own share at unseal, with its own AWS credentials.
-// The encryption context binds a wrapped share to its seal and operator, so KMS itself refuses
-// to decrypt a share presented for another seal or operator.
+// Wraps unseal shares with AWS KMS (docs/architecture.md, "Seal lifecycle"). The signer Encrypts
+// every operator's share at init; each operator's CLI Decrypts only its own share at unseal, with
+// its own AWS credentials. The encryption context binds a wrapped share to its seal and operator,
+// so KMS itself refuses to decrypt a share presented for another seal or operator.
 import {
   DecryptCommand,
   EncryptCommand,

@@ -1,4 +1,7 @@
-/** Where one operator's unseal share is wrapped (DESIGN §8): an AWS KMS key or an age recipient. */
+/**
+ * Where one operator's unseal share is wrapped (docs/architecture.md, "Seal lifecycle"): an AWS KMS
+ * key or an age recipient.
+ */
 export type WrapSpec =
   | { readonly kind: "awskms"; readonly keyArn: string }
   | { readonly kind: "age"; readonly recipient: string };

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { errorOf } from "../../test/support/errors";
-import { openSqliteState } from "../state/sqlite";
-import type { SignerStateStore } from "../state/store";
-import { checkShape, describeProblem } from "../wire/check";
-import { AuthAdminService } from "./admin";
-import { PolicyRequest, TokenRequest } from "./schema";
+import { AuthAdminService } from "../../src/auth/admin";
+import { PolicyRequest, TokenRequest } from "../../src/auth/schema";
+import { openSqliteState } from "../../src/state/sqlite";
+import type { SignerStateStore } from "../../src/state/store";
+import { checkShape, describeProblem } from "../../src/wire/check";
+import { errorOf } from "../support/errors";
 
 const MEGABYTE = "x".repeat(1 << 20);
 let store: SignerStateStore;

@@ -22,15 +22,15 @@ import {
   type IKeystore,
 } from "@chainsafe/bls-keystore";
 import { SecretKey } from "@chainsafe/blst";
-import { registerTestSecret, testLogger } from "../../test/support/log-capture";
-import { createNoopStore } from "../antislashing/backends/noop/store";
-import { wireKeys } from "../app/keys";
-import { createNobleBackend } from "../bls/noble";
-import { loadConfig } from "../config/load";
-import { type FilesystemLoadResult, loadFilesystemKeys } from "./filesystem";
-import { KeyStore } from "./key-store";
-import { decryptKeystore, normalizePassword } from "./keystore";
-import { CACHE_KDF_FLOOR, type CacheKeystore, cacheKdfCost } from "./keystore-cache";
+import { createNoopStore } from "../../src/antislashing/backends/noop/store";
+import { wireKeys } from "../../src/app/keys";
+import { createNobleBackend } from "../../src/bls/noble";
+import { loadConfig } from "../../src/config/load";
+import { type FilesystemLoadResult, loadFilesystemKeys } from "../../src/keys/filesystem";
+import { KeyStore } from "../../src/keys/key-store";
+import { decryptKeystore, normalizePassword } from "../../src/keys/keystore";
+import { CACHE_KDF_FLOOR, type CacheKeystore, cacheKdfCost } from "../../src/keys/keystore-cache";
+import { registerTestSecret, testLogger } from "../support/log-capture";
 
 // Real keystores made by another implementation (@chainsafe/bls-keystore), cheap enough to make
 // and open quickly: PBKDF2 c=2^10 and scrypt n=2^14. The cache's own KDF keeps its real cost
