@@ -100,7 +100,7 @@ describe("permissions", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
       new RegExp(
-        `^sigil: cannot open the slashing protection database ${path} \\(antislashing\\.path\\): permission denied: uid ${OTHER_UID} cannot write ${locked} \\(owner uid \\d+, mode 0[57]55\\), and SQLite and sigil create slashing\\.sqlite-wal, slashing\\.sqlite-shm and slashing\\.sqlite\\.lock there\\n$`,
+        `^sigil: cannot open the slashing protection database ${path} \\(antislashing\\.path\\): permission denied: uid ${OTHER_UID} cannot write ${locked} \\(owner uid \\d+, mode 0[57]55\\), and SQLite and sigil create slashing\\.sqlite-wal, slashing\\.sqlite-shm and slashing\\.sqlite\\.lock there: make it writable by the user sigil runs as \\(chown\\), or run sigil as its owner\\n$`,
       ),
     );
   });

@@ -59,7 +59,7 @@
  */
 
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, rmSync, statSync } from "node:fs";
 import type { Logger } from "../../../observability/log";
 import {
   acquireWriterLock,
@@ -67,6 +67,13 @@ import {
   SqliteLockedError,
   type WriterLock,
 } from "../../../storage/sqlite/lock";
+import {
+  hasSqliteHeader,
+  lockMainFile,
+  type MainFileLock,
+  SqliteFileLockedError,
+  SqliteHardLinkError,
+} from "../../../storage/sqlite/main-file";
 import { runSqliteMigrations } from "../../../storage/sqlite/migrate";
 import { openDurableSqlite } from "../../../storage/sqlite/open";
 import {
@@ -106,6 +113,7 @@ import {
   SlashingImportError,
   type SlashingStore,
   type StagedDecision,
+  type StoreMaintenance,
 } from "../../store";
 import {
   checkBeforeWriting,
@@ -113,6 +121,7 @@ import {
   databaseFiles,
   missingDatabase,
   replacedDatabase,
+  repointedPath,
   watched,
   watchFiles,
 } from "./files";
@@ -149,6 +158,8 @@ export interface SqliteStoreOptions {
   readonly logger?: Pick<Logger, "warn" | "info" | "error">;
   /** Starts the checkpoint worker (tests). */
   readonly spawnCheckpointWorker?: () => Worker;
+  /** The first pause before a failed checkpoint is tried again (tests). */
+  readonly checkpointRetryMs?: number;
 }
 
 /** The database was written by a newer sigil (or is not a sigil database). */
@@ -213,7 +224,9 @@ class SqliteSlashingStore implements SlashingStore {
     private readonly durability: WalSync,
     readonly location: string,
     /** Released after the database closes: until then no other process may write it. */
-    private readonly lock?: WriterLock,
+    private readonly locks: readonly { release(): void }[] = [],
+    /** How the WAL's checkpoints go (writers); readers have none. */
+    readonly maintenance?: () => StoreMaintenance,
   ) {
     this.commits = new GroupCommit<Decision>(db, durability);
   }
@@ -842,7 +855,7 @@ class SqliteSlashingStore implements SlashingStore {
       await this.durability.close();
     } finally {
       this.db.close(false);
-      this.lock?.release();
+      for (const lock of this.locks) lock.release();
     }
   }
 }
@@ -875,9 +888,36 @@ export async function openSqliteStore(
     return openReader(files, options);
   }
   if (!exists && !options.create) throw missingDatabase(files);
-  let lock: WriterLock;
+  const lock = takeWriterLock(files, files.resolved);
+  let pathLock: WriterLock | undefined;
+  let mainFile: MainFileLock | undefined;
   try {
-    lock = acquireWriterLock(files.resolved);
+    // A symlinked path remembers, beside the link, which database it had: a re-pointed link is
+    // then refused, where the lock file beside the target would follow the link.
+    if (lstatSync(files.configured, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      pathLock = takeWriterLock(files, files.configured);
+    }
+    checkBeforeWriting(files, exists, lock.previous);
+    mainFile = lockDatabaseFile(files, exists);
+    if (exists) assertSigilDatabase(files);
+    const writer: Writer = { files, lock, pathLock, mainFile, existed: exists };
+    return await openMigrated(path, options, writer);
+  } catch (error) {
+    mainFile?.release();
+    pathLock?.release();
+    lock.release();
+    // A file this open created and left empty would read as "truncated" at the next start.
+    if (mainFile && !exists && statSync(files.resolved, { throwIfNoEntry: false })?.size === 0) {
+      rmSync(files.resolved, { force: true });
+    }
+    throw error;
+  }
+}
+
+/** The lock file `<file>.lock` (storage/sqlite/lock.ts), or the refusal naming its holder. */
+function takeWriterLock(files: DatabaseFiles, file: string): WriterLock {
+  try {
+    return acquireWriterLock(file);
   } catch (error) {
     if (error instanceof SqliteLockedError) {
       throw new SlashingDatabaseError(
@@ -888,18 +928,53 @@ export async function openSqliteStore(
     }
     throw error;
   }
+}
+
+/**
+ * The writer's lock on the main file itself (storage/sqlite/main-file.ts): it reaches every name
+ * of the file, where the lock file reaches one. Created here when missing (`create`).
+ */
+function lockDatabaseFile(files: DatabaseFiles, exists: boolean): MainFileLock {
   try {
-    checkBeforeWriting(files, exists, lock.previous);
-    if (exists) assertSigilDatabase(files);
-    return await openMigrated(path, options, { files, lock, existed: exists });
+    return lockMainFile(files.resolved, { create: !exists });
   } catch (error) {
-    lock.release();
+    if (error instanceof SqliteFileLockedError) {
+      throw new SlashingDatabaseError(
+        "in_use",
+        `slashing protection database ${files.configured} is in use by another process that ` +
+          `opened the same file under another name (a hard link, a bind mount, another container's ` +
+          "path): one process at a time writes a sqlite database; stop it first",
+      );
+    }
+    if (error instanceof SqliteHardLinkError) {
+      const also = files.resolved === files.configured ? "" : ` (${files.resolved})`;
+      throw new SlashingDatabaseError(
+        "linked",
+        `slashing protection database ${files.configured}${also} has ${error.links} hard links: ` +
+          "through another name a second writer would keep a -wal of its own and sign without " +
+          `this one's records. Remove the other names (\`find / -xdev -samefile ${files.resolved}\`` +
+          " lists them; keep this one) and start again",
+      );
+    }
     throw error;
   }
 }
 
-/** Refuses a file that is not a sigil slashing protection database, before anything writes it. */
+/**
+ * Refuses a file that is not a sigil slashing protection database, before anything writes it. A
+ * file that starts with SQLite's header but cannot be opened (a directory sigil cannot write, where
+ * SQLite must create the -shm file even to read) is not called "not a database": its open error
+ * goes to the caller, which names the file system's reason (registry.ts).
+ */
 function assertSigilDatabase(files: DatabaseFiles): void {
+  if (!hasSqliteHeader(files.resolved)) {
+    throw new SlashingDatabaseError(
+      "not_a_database",
+      `${files.configured} is not a slashing protection database: it is not a SQLite database ` +
+        "file (it does not start with SQLite's header). Check antislashing.path; if it is the " +
+        "right path, the file was overwritten: restore the database from its backup",
+    );
+  }
   let tables: string[];
   try {
     const probe = new Database(files.resolved, { readonly: true });
@@ -913,9 +988,10 @@ function assertSigilDatabase(files: DatabaseFiles): void {
       probe.close(false);
     }
   } catch (error) {
+    if (!isCorrupt(error)) throw error;
     throw new SlashingDatabaseError(
       "not_a_database",
-      `${files.configured} is not a slashing protection database (${error instanceof Error ? error.message : String(error)})`,
+      `${files.configured} is not a slashing protection database (${error instanceof Error ? error.message : String(error)}): restore the database from its backup`,
     );
   }
   // An empty database (no tables yet) is a file init created and a crash interrupted.
@@ -925,6 +1001,12 @@ function assertSigilDatabase(files: DatabaseFiles): void {
       `${files.configured} is a SQLite database, but not a sigil slashing protection database`,
     );
   }
+}
+
+/** SQLite found the file's content broken (not a permission or an I/O problem). */
+function isCorrupt(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT";
 }
 
 /** A reader: read-only, no lock, no migration, nothing to make durable. */
@@ -957,10 +1039,15 @@ const READ_ONLY: WalSync = {
 };
 
 const DATABASE_ID_KEY = "database_id";
+const NO_LOCK = { release: () => {} };
 
 interface Writer {
   readonly files: DatabaseFiles;
   readonly lock: WriterLock;
+  /** When the configured path is a symlink: the lock file beside the link, not its target. */
+  readonly pathLock: WriterLock | undefined;
+  /** The lock on the main file itself; also how its header and size are watched. */
+  readonly mainFile: MainFileLock;
   /** The main file was there before this open (false: `create` made it). */
   readonly existed: boolean;
 }
@@ -993,7 +1080,10 @@ async function openMigrated(
     });
     const watch = writer ? watchWriter(db, writer, options.logger) : undefined;
     wal = openWalSync(db, options.syncWal, watch);
-    if (writer) recordFiles(writer, found ?? newDatabaseId(db));
+    if (writer) {
+      recordFiles(writer, found ?? newDatabaseId(db));
+      writer.mainFile.confirm();
+    }
   } catch (error) {
     db.close(false);
     throw error;
@@ -1003,6 +1093,8 @@ async function openMigrated(
       ? await startBackgroundCheckpoints(db, {
           logger: options.logger,
           spawn: options.spawnCheckpointWorker,
+          retryFirstMs: options.checkpointRetryMs,
+          mayCheckpoint: writer && (() => writer.mainFile.check() === null),
         })
       : INLINE_CHECKPOINTS;
   // Checks and imports pass the barrier after each commit: that is where a checkpoint comes due.
@@ -1018,7 +1110,20 @@ async function openMigrated(
       await wal.close();
     },
   };
-  return new SqliteSlashingStore(db, durability, writer?.files.configured ?? path, writer?.lock);
+  const locks = writer ? [writer.mainFile, writer.lock, writer.pathLock ?? NO_LOCK] : [];
+  const walFile = writer?.files.wal;
+  const maintenance = (): StoreMaintenance => {
+    const { failing, failures } = checkpoints.status();
+    const walBytes = walFile ? (statSync(walFile, { throwIfNoEntry: false })?.size ?? 0) : 0;
+    return { checkpointFailing: failing, checkpointFailures: failures, walBytes };
+  };
+  return new SqliteSlashingStore(
+    db,
+    durability,
+    writer?.files.configured ?? path,
+    locks,
+    maintenance,
+  );
 }
 
 function readDatabaseId(db: Database): string | null {
@@ -1041,9 +1146,14 @@ function readDatabaseId(db: Database): string | null {
  */
 function checkDatabaseId(db: Database, writer: Writer): string | null {
   const found = readDatabaseId(db);
+  if (!writer.existed) return found;
   const expected = writer.lock.previous?.database_id;
-  if (expected !== undefined && writer.existed && found !== expected) {
+  if (expected !== undefined && found !== expected) {
     throw replacedDatabase(writer.files, writer.lock.path, found, expected);
+  }
+  const hadThroughPath = writer.pathLock?.previous?.database_id;
+  if (writer.pathLock && hadThroughPath !== undefined && found !== hadThroughPath) {
+    throw repointedPath(writer.files, writer.pathLock.path, found, hadThroughPath);
   }
   return found;
 }
@@ -1074,31 +1184,38 @@ function recordFiles(writer: Writer, databaseId: string | null): void {
     ...(main !== undefined && { main }),
     ...(wal !== undefined && { wal }),
   });
+  // Beside a symlinked path: only which database the path had (the files are the target's).
+  writer.pathLock?.write(databaseId === null ? {} : { database_id: databaseId });
 }
 
 /**
  * The watch of a writer's files (files.ts). On the first change it logs one line naming the file
  * and saves what the connection still holds: a checkpoint puts the log's records into the main
  * file it has open (enough when only the -wal went: the main file at the path is that file), and
- * when the main file itself went, a copy of the whole database is written beside the path.
+ * when the main file itself went, a copy of the whole database is written beside the path. A main
+ * file cut or overwritten in place gets no checkpoint: it would write the log's pages into what is
+ * left, a file that might then pass for a database at the next start; the copy is still tried.
  */
 function watchWriter(db: Database, writer: Writer, logger: SqliteStoreOptions["logger"]): WalWatch {
   const files = [watched(writer.files.configured, true), watched(writer.files.wal, false)];
-  return watchFiles(files, writer.lock, (error, mainFile) => {
+  return watchFiles(files, writer.lock, writer.mainFile, (error, changed) => {
     const saved: Record<string, string> = {};
-    try {
-      db.query("PRAGMA wal_checkpoint(FULL)").get();
-      saved.checkpoint = "done";
-    } catch (cause) {
-      saved.checkpoint = `failed: ${String(cause)}`;
+    if (changed !== "main in place") {
+      try {
+        db.query("PRAGMA wal_checkpoint(FULL)").get();
+        saved.checkpoint = "done";
+      } catch (cause) {
+        saved.checkpoint = `failed: ${String(cause)}`;
+      }
     }
-    if (mainFile) {
+    if (changed !== "other") {
       const copy = `${writer.files.resolved}.rescued-${new Date().toISOString().replaceAll(":", "")}`;
       try {
         db.run(`VACUUM INTO '${copy.replaceAll("'", "''")}'`);
         chmodSync(copy, 0o600);
         saved.copy = copy;
       } catch (cause) {
+        rmSync(copy, { force: true }); // a partial copy must not pass for a saved database
         saved.copy = `failed: ${String(cause)}`;
       }
     }
