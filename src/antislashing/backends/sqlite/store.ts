@@ -227,6 +227,8 @@ class SqliteSlashingStore implements SlashingStore {
     private readonly locks: readonly { release(): void }[] = [],
     /** How the WAL's checkpoints go (writers); readers have none. */
     readonly maintenance?: () => StoreMaintenance,
+    /** Whether the watch found the main file cut or overwritten in place. */
+    private readonly fileCutInPlace: () => boolean = () => false,
   ) {
     this.commits = new GroupCommit<Decision>(db, durability);
   }
@@ -854,7 +856,10 @@ class SqliteSlashingStore implements SlashingStore {
       await this.commits.drain();
       await this.durability.close();
     } finally {
-      this.db.close(false);
+      // The last connection to close checkpoints the -wal into the main file. Into a file cut or
+      // overwritten in place that would write pages among what is left, so it is left open (the
+      // process ends soon after): the file stays as found and the -wal keeps the records.
+      if (!this.fileCutInPlace()) this.db.close(false);
       for (const lock of this.locks) lock.release();
     }
   }
@@ -1064,6 +1069,7 @@ async function openMigrated(
     synchronous: "NORMAL",
   });
   let wal: WalSync;
+  const tamper = { inPlace: false };
   try {
     let found: string | null = null;
     if (writer) {
@@ -1078,7 +1084,7 @@ async function openMigrated(
       migrations: MIGRATIONS,
       schemaError: (message) => new SqliteSchemaError(message),
     });
-    const watch = writer ? watchWriter(db, writer, options.logger) : undefined;
+    const watch = writer ? watchWriter(db, writer, options.logger, tamper) : undefined;
     wal = openWalSync(db, options.syncWal, watch);
     if (writer) {
       recordFiles(writer, found ?? newDatabaseId(db));
@@ -1123,6 +1129,7 @@ async function openMigrated(
     writer?.files.configured ?? path,
     locks,
     maintenance,
+    () => tamper.inPlace,
   );
 }
 
@@ -1196,9 +1203,15 @@ function recordFiles(writer: Writer, databaseId: string | null): void {
  * file cut or overwritten in place gets no checkpoint: it would write the log's pages into what is
  * left, a file that might then pass for a database at the next start; the copy is still tried.
  */
-function watchWriter(db: Database, writer: Writer, logger: SqliteStoreOptions["logger"]): WalWatch {
+function watchWriter(
+  db: Database,
+  writer: Writer,
+  logger: SqliteStoreOptions["logger"],
+  tamper: { inPlace: boolean },
+): WalWatch {
   const files = [watched(writer.files.configured, true), watched(writer.files.wal, false)];
   return watchFiles(files, writer.lock, writer.mainFile, (error, changed) => {
+    tamper.inPlace = changed === "main in place";
     const saved: Record<string, string> = {};
     if (changed !== "main in place") {
       try {
