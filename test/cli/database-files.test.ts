@@ -3,9 +3,9 @@
 // and signer_state (signer_state.path); a directory in its place, a missing directory, and
 // files or a directory the user sigil runs as cannot write.
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type CliResult, runSigil, TempDir } from "../support/cli";
+import { type CliResult, runSigil, startSigil, TempDir } from "../support/cli";
 
 const dir = new TempDir();
 afterAll(() => dir.remove());
@@ -74,14 +74,51 @@ const asRoot = process.getuid?.() === 0;
 const setpriv = Bun.which("setpriv");
 const OTHER_UID = asRoot ? 65534 : (process.getuid?.() ?? -1);
 
+const otherUser = () =>
+  asRoot ? [setpriv ?? "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
+
 function runAsOther(args: string[]): CliResult {
-  const prefix = asRoot
-    ? [setpriv ?? "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    : [];
-  return runSigil(args, { HOME: dir.path }, dir.path, prefix);
+  return runSigil(args, { HOME: dir.path }, dir.path, otherUser());
 }
 
 describe("permissions", () => {
+  test("a symlinked path whose directory sigil cannot write: it starts, and says a re-pointed link is not caught", async () => {
+    const data = join(dir.path, "link-data");
+    const links = join(dir.path, "link-dir");
+    mkdirSync(data);
+    mkdirSync(links);
+    chmodSync(dir.path, 0o755);
+    const database = join(data, "slashing.sqlite");
+    const link = join(links, "slashing.sqlite");
+    symlinkSync(database, link);
+    const file = config("link-dir.yaml", `antislashing: {backend: sqlite, path: "${link}"}\n`);
+    chmodSync(file, 0o644);
+    const init = runSigil([
+      "slashing",
+      "init",
+      "-c",
+      config("link-init.yaml", `antislashing: {backend: sqlite, path: "${database}"}\n`),
+    ]);
+    expect(init.code, init.stderr).toBe(0);
+    if (asRoot)
+      for (const own of [data, database, `${database}.lock`]) chownSync(own, OTHER_UID, OTHER_UID);
+    else chmodSync(links, 0o555);
+    const sigil = await startSigil(
+      ["serve", "-c", file],
+      { HOME: dir.path },
+      dir.path,
+      otherUser(),
+    );
+    try {
+      expect(sigil.stderrText()).toContain(
+        `cannot write ${link}.lock beside the symlink ${link} (EACCES): a link re-pointed to another database is not caught at restart`,
+      );
+    } finally {
+      expect(await sigil.stop()).toBe(0);
+      chmodSync(links, 0o755);
+    }
+  });
+
   test("the tests can run sigil as a user the files are not open to", () => {
     // As root, without setpriv (util-linux), the tests below could not show anything.
     expect(asRoot && setpriv === null).toBe(false);

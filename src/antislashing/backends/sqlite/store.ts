@@ -900,7 +900,7 @@ export async function openSqliteStore(
     // A symlinked path remembers, beside the link, which database it had: a re-pointed link is
     // then refused, where the lock file beside the target would follow the link.
     if (lstatSync(files.configured, { throwIfNoEntry: false })?.isSymbolicLink()) {
-      pathLock = takeWriterLock(files, files.configured);
+      pathLock = pathRecord(files, options.logger);
     }
     checkBeforeWriting(files, exists, lock.previous);
     mainFile = lockDatabaseFile(files, exists);
@@ -916,6 +916,30 @@ export async function openSqliteStore(
       rmSync(files.resolved, { force: true });
     }
     throw error;
+  }
+}
+
+/**
+ * The lock file beside a symlinked path. Where the link's directory is not writable (a link in
+ * /etc to a database under /var/lib), the path cannot remember its database: said at every start,
+ * and the start goes on as before this record existed.
+ */
+function pathRecord(
+  files: DatabaseFiles,
+  logger: SqliteStoreOptions["logger"],
+): WriterLock | undefined {
+  try {
+    return takeWriterLock(files, files.configured);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") throw error;
+    logger?.warn(
+      `cannot write ${files.configured}.lock beside the symlink ${files.configured} (${code}): ` +
+        "a link re-pointed to another database is not caught at restart; make the link's " +
+        "directory writable by sigil, or point antislashing.path at the database itself",
+      { file: files.configured },
+    );
+    return undefined;
   }
 }
 
