@@ -41,6 +41,23 @@ function init(file: string): void {
   expect(result.code, result.stderr).toBe(0);
 }
 
+/**
+ * Two directories, `<name>-a` and `<name>-b`, each with a config naming `slashing.sqlite` in it;
+ * the database is made in the first only (the second name is to reach the same file).
+ */
+function twoNames(name: string) {
+  const paths = ["a", "b"].map((side) => {
+    mkdirSync(join(dir.path, `${name}-${side}`));
+    return join(dir.path, `${name}-${side}`, "slashing.sqlite");
+  }) as [string, string];
+  const [fileA, fileB] = paths.map((path, i) => sqliteConfig(`${name}-${i}`, path)) as [
+    string,
+    string,
+  ];
+  init(fileA);
+  return { pathA: paths[0], pathB: paths[1], fileA, fileB };
+}
+
 const refusalLine = (stderr: string) =>
   stderr
     .trim()
@@ -49,13 +66,7 @@ const refusalLine = (stderr: string) =>
 
 describe("sqlite: one writer per file, whatever its name", () => {
   test("a hard link made while a signer runs: a second writer through it is refused; the doubly named file is refused at start", async () => {
-    mkdirSync(join(dir.path, "hl-a"));
-    mkdirSync(join(dir.path, "hl-b"));
-    const pathA = join(dir.path, "hl-a", "slashing.sqlite");
-    const pathB = join(dir.path, "hl-b", "slashing.sqlite");
-    const fileA = sqliteConfig("hard-link-a", pathA);
-    const fileB = sqliteConfig("hard-link-b", pathB);
-    init(fileA);
+    const { pathA, pathB, fileA, fileB } = twoNames("hard-link");
     const first = await startSigil(["serve", "-c", fileA]);
     try {
       linkSync(pathA, pathB);
@@ -93,13 +104,9 @@ describe("sqlite: one writer per file, whatever its name", () => {
   test.skipIf(bindMountSkip !== undefined)(
     `the file bind-mounted under another name in another mount namespace (two containers): one writer at a time, one history${bindMountSkip ? ` (SKIPPED: ${bindMountSkip})` : ""}`,
     async () => {
-      mkdirSync(join(dir.path, "host"));
-      mkdirSync(join(dir.path, "container"));
-      const hostPath = join(dir.path, "host", "slashing.sqlite");
-      const containerPath = join(dir.path, "container", "slashing.sqlite");
-      const hostFile = sqliteConfig("bind-host", hostPath);
-      const containerFile = sqliteConfig("bind-container", containerPath);
-      init(hostFile);
+      const names = twoNames("bind");
+      const [hostPath, containerPath] = [names.pathA, names.pathB];
+      const [hostFile, containerFile] = [names.fileA, names.fileB];
       // The mount point: in the container's namespace it IS the host's file; it has its own
       // directory, so its own .lock, -wal and -shm, as two containers would.
       writeFileSync(containerPath, "");
