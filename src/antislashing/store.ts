@@ -184,7 +184,19 @@ export interface SlashingStore {
   prune?(epochs: bigint): Promise<{ blocks: number; attestations: number }>;
   /** Throws when the database cannot be reached (health check). */
   ping(): Promise<void>;
+  /** Optional (sqlite writers): how the database's upkeep goes, for health and metrics. */
+  readonly maintenance?: () => StoreMaintenance;
   close(): Promise<void>;
+}
+
+/** sqlite: the WAL's checkpoints (copies of its records into the database file). */
+export interface StoreMaintenance {
+  /** Why the last checkpoint failed; null while they succeed. */
+  readonly checkpointFailing: string | null;
+  /** Checkpoints that failed since the database was opened. */
+  readonly checkpointFailures: number;
+  /** Size of the -wal file: it grows while checkpoints fail. */
+  readonly walBytes: number;
 }
 
 export class SlashingImportError extends Error {
@@ -203,6 +215,7 @@ export class SlashingImportError extends Error {
  *   unknown_chain    creating or binding one needs the network's genesis validators root, which
  *                    the configuration does not give
  *   in_use           another process writes it (sqlite: one writer per file)
+ *   linked           sqlite: the main file has other names (hard links), each a writer's way in
  */
 export type DatabaseProblem =
   | "missing"
@@ -211,7 +224,8 @@ export type DatabaseProblem =
   | "replaced"
   | "chain_mismatch"
   | "unknown_chain"
-  | "in_use";
+  | "in_use"
+  | "linked";
 
 export class SlashingDatabaseError extends Error {
   override readonly name = "SlashingDatabaseError";

@@ -35,6 +35,8 @@ export function wireMetrics(
     isUnsealed: () => boolean;
     /** antislashing.backend as opened: noop protects nothing, and the gauge says so. */
     slashingBackend: SlashingStore["backend"];
+    /** sqlite: how the WAL's checkpoints go (absent for other backends). */
+    slashingMaintenance?: SlashingStore["maintenance"];
     /** The BLS worker pool's per-worker figures; empty when signing on the main thread. */
     blsWorkers: () => readonly BlsWorkerStats[];
     /** Stateful mode: its refused seal shares are counted. */
@@ -65,6 +67,25 @@ export function wireMetrics(
     "backend",
     () => ({ [deps.slashingBackend]: deps.slashingBackend === "noop" ? 0 : 1 }),
   );
+
+  const upkeep = deps.slashingMaintenance;
+  if (upkeep) {
+    metrics.gauge(
+      "signer_slashing_checkpoint_failing",
+      "sqlite: 1 while the last WAL checkpoint failed (records stay safe in the -wal, which grows), else 0.",
+      () => (upkeep().checkpointFailing === null ? 0 : 1),
+    );
+    metrics.gauge(
+      "signer_slashing_checkpoint_failures",
+      "sqlite: WAL checkpoints that failed since the database was opened.",
+      () => upkeep().checkpointFailures,
+    );
+    metrics.gauge(
+      "signer_slashing_wal_bytes",
+      "sqlite: size of the slashing database's -wal file; it grows while checkpoints fail.",
+      () => upkeep().walBytes,
+    );
+  }
 
   // One series per worker thread: a worker whose queue grows while the others idle points at
   // keys unevenly spread or a stuck thread.

@@ -175,6 +175,7 @@ async function startWithStore(
     logger,
     isUnsealed,
     slashingBackend: store.backend,
+    slashingMaintenance: store.maintenance,
     blsWorkers: running.workerStats,
     ...(seal && { seal }),
   });

@@ -129,6 +129,18 @@ export async function slashingHealth(
   try {
     await store.ping();
     const latency = Math.round((performance.now() - started) * 100) / 100;
+    // Records are safe in the -wal meanwhile, but it grows without bound: someone must look.
+    const upkeep = store.maintenance?.();
+    if (upkeep?.checkpointFailing) {
+      return {
+        status: "DOWN",
+        data: {
+          backend: store.backend,
+          error: `WAL checkpoints fail (${upkeep.checkpointFailing}): records are safe in the -wal file, which grows until one succeeds; check the database file's permissions and attributes (lsattr) and the disk`,
+          wal_bytes: upkeep.walBytes,
+        },
+      };
+    }
     return { status: "UP", data: { backend: store.backend, latency_ms: latency } };
   } catch (error) {
     return {

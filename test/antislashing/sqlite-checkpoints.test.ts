@@ -187,4 +187,46 @@ describe("sqlite WAL checkpoints in a worker thread", () => {
       db.close();
     }
   });
+
+  // The real failure (the database file made immutable) is in write-health.test.ts, as root; here a
+  // worker scripted to fail its first checkpoints shows the retries and the status without root.
+  test("failed checkpoints keep the worker: reported in status, retried without commits, said once each way", async () => {
+    const lines: string[] = [];
+    const db = walDatabase();
+    const script = dir.file(
+      `failing-${++counter}.ts`,
+      `let checkpoints = 0;
+       addEventListener("message", (event) => {
+         const { type } = event.data;
+         if (type === "open") postMessage({ type: "ready" });
+         else if (type === "close") postMessage({ type: "closed" });
+         else if (++checkpoints <= 3) postMessage({ type: "failed", reason: "test: disk I/O error" });
+         else postMessage({ type: "checkpointed", busy: false, walFrames: 1, checkpointedFrames: 1 });
+       });`,
+    );
+    try {
+      const checkpoints = await startBackgroundCheckpoints(db, {
+        spawn: () => new Worker(script),
+        logger: testLogger("info", lines),
+        retryFirstMs: 20,
+      });
+      expect(checkpoints.status()).toEqual({ failing: null, failures: 0 });
+      checkpoints.committed(); // one commit; the retries need no more
+      const deadline = Date.now() + 5_000;
+      while (checkpoints.status().failures < 1 && Date.now() < deadline) await Bun.sleep(5);
+      expect(checkpoints.status()).toEqual({ failing: "test: disk I/O error", failures: 1 });
+      // The worker stays: SQLite's own checkpoints would fail just as silently.
+      expect(autocheckpoint(db)).toBe(BACKSTOP_PAGES);
+      while (checkpoints.status().failing !== null && Date.now() < deadline) await Bun.sleep(5);
+      expect(checkpoints.status()).toEqual({ failing: null, failures: 3 });
+      const log = lines.join("\n");
+      expect(log.match(/checkpoints fail/g)).toHaveLength(1);
+      expect(log).toContain("test: disk I/O error");
+      expect(log.match(/checkpoints succeed again/g)).toHaveLength(1);
+      expect(log).not.toContain("back on the event loop");
+      await checkpoints.close();
+    } finally {
+      db.close();
+    }
+  });
 });

@@ -85,6 +85,66 @@ describe("slashing_protection health after a failed write", () => {
   // done the skip says so in the test's name, never silently.
   const immutable = immutableFilesWork();
   test.skipIf(!immutable)(
+    `sqlite: main file immutable → checkpoints fail: signing goes on, DOWN with the reason and a metric; mutable again → retried, UP${immutable ? "" : " (SKIPPED: chattr +i is not permitted here; run as root on ext4/xfs)"}`,
+    async () => {
+      const database = join(dir.path, "checkpoint-health.sqlite");
+      const signer = await startInProcessSigner(dir, "sqlite-checkpoint-health", {
+        yaml: [
+          `key_sources: {filesystem: {paths: ["${keysDir}"]}}`,
+          `antislashing: {backend: sqlite, path: "${database}"}`,
+        ],
+        logLevel: "info",
+      });
+      const metric = async (name: string) => {
+        const text = await (await fetch(`${signer.signer.metricsUrl}/metrics`)).text();
+        const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+        return Number(line?.split(" ")[1]);
+      };
+      try {
+        expect((await slashingHealth(signer.url)).status).toBe(200);
+        expect(await metric("signer_slashing_checkpoint_failing")).toBe(0);
+        expect(chattr("+i", database)).toBe(true);
+        // The records are durable in the -wal: every new attestation is still signed.
+        for (let target = 11; target <= 15; target++) {
+          const body = attestationRequest(target - 1, target, target).body;
+          expect((await postSign(signer.url, KEY, body)).status).toBe(200);
+        }
+        let health = await slashingHealth(signer.url);
+        for (let i = 0; i < 100 && health.status === 200; i++) {
+          await Bun.sleep(50);
+          health = await slashingHealth(signer.url);
+        }
+        expect(health.status).toBe(503);
+        expect(health.check.status).toBe("DOWN");
+        expect(String(health.check.data?.error)).toStartWith("WAL checkpoints fail (");
+        expect(Number(health.check.data?.wal_bytes)).toBeGreaterThan(0);
+        expect(await metric("signer_slashing_checkpoint_failing")).toBe(1);
+        expect(await metric("signer_slashing_checkpoint_failures")).toBeGreaterThanOrEqual(1);
+        // Said once, however often it is retried.
+        await Bun.sleep(1_500);
+        const warnings = signer.logs.filter((l) => l.includes("checkpoints fail"));
+        expect(warnings).toHaveLength(1);
+        // What is recorded still holds while checkpoints fail.
+        const double = attestationRequest(10, 11, 99).body;
+        expect((await postSign(signer.url, KEY, double)).status).toBe(412);
+
+        expect(chattr("-i", database)).toBe(true);
+        // The worker has not given up: a retry succeeds (within its pause, at most 4 s by now).
+        for (let i = 0; i < 200 && health.status !== 200; i++) {
+          await Bun.sleep(50);
+          health = await slashingHealth(signer.url);
+        }
+        expect(health.check.status).toBe("UP");
+        expect(await metric("signer_slashing_checkpoint_failing")).toBe(0);
+        expect(signer.logs.some((l) => l.includes("checkpoints succeed again"))).toBe(true);
+      } finally {
+        chattr("-i", database);
+        await signer.stop();
+      }
+    },
+  );
+
+  test.skipIf(!immutable)(
     `sqlite: -wal immutable → 503 and DOWN; writable again → UP, signing resumes${immutable ? "" : " (SKIPPED: chattr +i is not permitted here; run as root on ext4/xfs)"}`,
     async () => {
       const database = join(dir.path, "health.sqlite");

@@ -155,11 +155,13 @@ describe("sqlite: the database files changed under a running signer", () => {
     const restart = async (extra: string[]) => serveExpectingExit(["-c", file, ...extra]);
     if (target === "main") {
       // Without the files it wrote, sigil refuses to start, even when told to create a database.
+      const refusals: string[] = [];
       for (const extra of [[], ["--init-slashing-protection"]]) {
         const result = await restart(extra);
         expect(result.code).toBe(2);
         expect(result.stderr).toContain(database);
         expect(result.stderr).not.toContain("sigil listening");
+        refusals.push(result.stderr);
       }
       // What it held is saved beside the path, whole.
       const copies = rescuedCopies(database);
@@ -176,6 +178,10 @@ describe("sqlite: the database files changed under a running signer", () => {
         expect(result.stderr).toContain("the file was replaced by another database");
       }
       if (how === "delete") {
+        // The whole recovery, in the refusal itself: the copy back, and the stale -wal and -shm away.
+        expect(refusals[0]).toContain(
+          `put the newest back as ${database}, and move ${database}-wal and ${database}-shm away (they belong to the file that went; the copy holds their records), to keep its history.`,
+        );
         // The recovery the messages lead to: the saved copy put back, the stale -wal moved away.
         renameSync(copies[0] ?? "", database);
         rmSync(`${database}-wal`);

@@ -13,8 +13,10 @@ export async function serveExpectingExit(
   args: readonly string[],
   env: Record<string, string> = {},
   timeoutMs = 20_000,
+  /** Comes before the command (unshare, setpriv); it must exec sigil. */
+  wrapper: readonly string[] = [],
 ): Promise<ServeExit> {
-  const proc = Bun.spawn(sigilCommand(["serve", ...args]), {
+  const proc = Bun.spawn([...wrapper, ...sigilCommand(["serve", ...args])], {
     env: cleanEnv(env),
     stdin: "ignore",
     stdout: "pipe",

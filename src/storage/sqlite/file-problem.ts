@@ -43,7 +43,15 @@ export function sqliteFileProblem(path: string, options: FileProblemOptions): st
   const target = kind(file);
   if (target === "directory") return "it is a directory, not a database file";
   if (target === "other") return "it is not a regular file";
-  if (options.access === "read") return target === "file" ? deniedRead(file) : undefined;
+  const name = basename(file);
+  if (options.access === "read") {
+    if (target !== "file") return undefined;
+    const denied = deniedRead(file);
+    if (denied) return denied;
+    // Even a reader of a WAL database creates its -shm (the WAL index) when it is missing.
+    const deniedDir = kind(`${file}-shm`) === "file" ? undefined : deniedWrite(dir);
+    return deniedDir && `${deniedDir}, and SQLite creates ${name}-shm there even to read: ${FIX}`;
+  }
   if (target === "file") {
     const denied = deniedReadWrite(file);
     if (denied) return denied;
@@ -56,11 +64,12 @@ export function sqliteFileProblem(path: string, options: FileProblemOptions): st
   }
   const denied = deniedWrite(dir);
   if (denied) {
-    const name = basename(file);
-    return `${denied}, and SQLite and sigil create ${name}-wal, ${name}-shm and ${name}.lock there`;
+    return `${denied}, and SQLite and sigil create ${name}-wal, ${name}-shm and ${name}.lock there: ${FIX}`;
   }
   return undefined;
 }
+
+const FIX = "make it writable by the user sigil runs as (chown), or run sigil as its owner";
 
 function kind(path: string): "missing" | "file" | "directory" | "other" {
   try {

@@ -103,7 +103,7 @@ function errno(lib: Libc): number {
 }
 
 /** Takes the lock or throws; true when taken, false when another process holds it. */
-function tryFlock(fd: number): boolean {
+export function tryFlock(fd: number): boolean {
   const lib = loadLibc();
   for (;;) {
     if (lib.flock(fd, LOCK_EX | LOCK_NB) === 0) return true;

@@ -22,6 +22,7 @@
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileIdentity, type LockRecord, type WriterLock } from "../../../storage/sqlite/lock";
+import type { MainFileLock } from "../../../storage/sqlite/main-file";
 import { SlashingDatabaseError } from "../../store";
 import { DatabaseFileChangedError, type WalWatch } from "./wal-sync";
 
@@ -70,9 +71,14 @@ export function rescuedCopies(files: DatabaseFiles): string[] {
 /** The refusal for a missing database, naming any copy a watch saved when it went. */
 export function missingDatabase(files: DatabaseFiles): SlashingDatabaseError {
   const copies = rescuedCopies(files);
+  const leftovers = [files.wal, files.shm].filter((file) => existsSync(file));
+  const moveAway =
+    leftovers.length > 0
+      ? `, and move ${leftovers.join(" and ")} away (they belong to the file that went; the copy holds their records)`
+      : "";
   const saved =
     copies.length > 0
-      ? ` When it went, sigil saved what it held to ${copies.join(", ")}: put the newest back as ${files.configured} to keep its history.`
+      ? ` When it went, sigil saved what it held to ${copies.join(", ")}: put the newest back as ${files.configured}${moveAway}, to keep its history.`
       : "";
   return new SlashingDatabaseError(
     "missing",
@@ -149,6 +155,23 @@ export function replacedDatabase(
   );
 }
 
+/** The refusal for a symlinked path that now leads to another database than it had. */
+export function repointedPath(
+  files: DatabaseFiles,
+  lockFile: string,
+  found: string | null,
+  expected: string,
+): SlashingDatabaseError {
+  const what = found === null ? "a database with no id" : `database ${found}`;
+  return new SlashingDatabaseError(
+    "replaced",
+    `${files.configured} is a symlink to ${files.resolved}, ${what}, but the database this path ` +
+      `had is ${expected} (${lockFile}): the link was re-pointed. Point it back. If the database ` +
+      `it leads to now is the one to use from now on (and holds every record signed with these ` +
+      `keys), delete ${lockFile} and start again.`,
+  );
+}
+
 export interface WatchedFile {
   readonly path: string;
   /** `dev:ino` of the file opened. */
@@ -165,26 +188,40 @@ export function watched(path: string, main: boolean): WatchedFile {
 }
 
 /**
+ * Which file a change touched: the main file at the path (deleted, replaced), the main file
+ * itself (truncated or overwritten in place: the file open is no longer whole), or another one.
+ */
+export type ChangedFile = "main" | "main in place" | "other";
+
+/**
  * The watch the WAL sync runs after every sync: the main file, the -wal and the lock file must
- * still be, at their paths, the files opened. `onChanged` gets the first problem.
+ * still be, at their paths, the files opened, and the main file must still hold the database
+ * (its header, and at least the size it had: a truncation or overwrite in place keeps the inode).
+ * `onChanged` gets the first problem and which file it touched.
  */
 export function watchFiles(
   files: readonly WatchedFile[],
   lock: WriterLock,
-  onChanged: (error: DatabaseFileChangedError, mainFile: boolean) => void,
+  mainFile: MainFileLock,
+  onChanged: (error: DatabaseFileChangedError, changed: ChangedFile) => void,
 ): WalWatch {
-  let mainChanged = false;
+  let changed: ChangedFile = "other";
   return {
     problem() {
       for (const file of files) {
         const now = fileIdentity(file.path);
         if (now === file.identity) continue;
-        mainChanged = file.main;
+        changed = file.main ? "main" : "other";
         return new DatabaseFileChangedError(
           now === undefined
             ? `${file.path} was deleted or moved away while open`
             : `${file.path} is no longer the file sigil opened (it was replaced)`,
         );
+      }
+      const content = mainFile.check();
+      if (content !== null) {
+        changed = "main in place";
+        return new DatabaseFileChangedError(content);
       }
       const lockProblem = lock.problem();
       return lockProblem === null
@@ -193,6 +230,6 @@ export function watchFiles(
             `${lockProblem} while held: another process could now open the database as its writer`,
           );
     },
-    onChanged: (error) => onChanged(error, mainChanged),
+    onChanged: (error) => onChanged(error, changed),
   };
 }

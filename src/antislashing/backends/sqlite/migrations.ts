@@ -1,6 +1,6 @@
 /**
  * The sqlite slashing protection schema, as an ordered list of migrations (store.ts runs them with
- * storage/sqlite/migrate.ts). Slots and epochs are stored as uint64 - 2^63 (see store.ts).
+ * storage/sqlite/migrate.ts). Slots and epochs are stored as uint64 - 2^63 (see checks.ts).
  */
 import type { SqliteMigration } from "../../../storage/sqlite/migrate";
 

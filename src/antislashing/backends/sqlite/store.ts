@@ -1,65 +1,14 @@
 /**
  * SQLite slashing protection (bun:sqlite): the EIP-3076 COMPLETE strategy, one process per file.
  *
- * Durability. journal_mode = WAL and synchronous = NORMAL, plus our own sync. NORMAL alone only
- * syncs the WAL at checkpoints: a commit survives a process crash but not a power loss or kernel
- * panic, so after a reboot the database could have "forgotten" a message whose signature was
- * already returned — and sign a conflicting one. `FULL` would fsync the WAL inside every COMMIT,
- * and bun:sqlite would hold the event loop for it. Instead, no check resolves (and no import
- * returns) before an fdatasync of the -wal file that started after its commit has succeeded; it
- * runs on the thread pool, and one serves every batch committed before it started (wal-sync.ts,
- * which also says why a failed sync stops all signing). So a signature still never leaves the
- * process before its record is on disk, and the loop keeps serving requests meanwhile. The
- * signer also moves SQLite's WAL checkpoints (a copy and two fsyncs inside a COMMIT) to a worker
- * thread (`checkpoints: "background"`, wal-checkpoint.ts).
- *
- * Atomicity. Every check runs inside ONE `BEGIN IMMEDIATE` transaction: genesis validators root
- * check/store, the rule query (rules.ts), and the insert. Checks that arrive while the event loop
- * is busy share that transaction, each in its own savepoint (group-commit.ts). IMMEDIATE takes the
- * write lock up front, so two processes on one file serialise instead of both reading "no
- * conflict". busy_timeout makes a blocked check wait (bun:sqlite is synchronous: the event loop
- * waits too — transactions are microseconds, so this only matters when another process holds the
- * lock) and then fail (the signer refuses to sign). Within a process, calls run one after the
- * other: each transaction runs synchronously, without an await inside; only the durability
- * barrier is awaited, after the commit.
- *
- * uint64. SQLite integers are signed 64-bit. Slots and epochs are stored as `value - 2^63`, which
- * maps [0, 2^64) onto [-2^63, 2^63) preserving order, so comparisons, MIN() and the indexes work on
- * the full uint64 range (interchanges use values up to 2^64 - 1 as "lock" watermarks). The
- * `readable_*` views decode them for humans (exact below 2^63; REAL above).
- *
- * Import. The interchange is first streamed into TEMP staging tables in short transactions (the
- * main database is not locked meanwhile, and signing continues); a validation error or a broken
- * stream drops the staging tables and nothing is written. Then ONE immediate transaction re-checks
- * the genesis validators root, stores it if the database has none, and copies everything: all or
- * nothing. Exact duplicates (same slot or epochs and the same root, a missing root equal to a
- * missing root) are skipped, so re-importing a file changes nothing.
- *   Pruned validators: records below the floors that `prune` recorded are skipped (see `prune`),
- * so that importing an old file again cannot lower the low watermarks and re-open what was pruned.
- *   Floors (block_floor, source_floor, target_floor) take part in the rules: where a validator
- * has one, it is the low watermark handed to rules.ts in place of the lowest record (ValidatorFloors
- * in store.ts). A prune sets them at the lowest record it keeps, so for pruning this changes no
- * decision. An import may carry them (Web3Signer's low watermarks), raised after its records and
- * never below the watermark the validator had; an import without them raises an existing floor
- * to the lowest record kept.
- *   Slashable data: imported records are kept as they are, even when slashable with respect to
- * each other or to the database (two roots for one slot, surround votes, no root). The complete
- * rules then refuse every new message that conflicts with any of them, and conditions 2, 4, 5 use
- * the minimum over everything kept (or the floor, see above). This is the "import successfully" option of the interchange
- * tests; with it all 38 files pass under `should_succeed_complete`, including the 21 steps flagged
- * `contains_slashable_data`. Nothing is minified: the export gives back every record.
- *
- * Pruning: see `prune` below.
- *
- * Speed. The check queries write each parameter as `+$x`. With a bare `$x` in a comparison that
- * ORDER BY or min() depends on, SQLite marks the prepared statement for re-preparation whenever
- * `$x` is bound again, i.e. on every check: that re-prepare was 90% of a check's time. Unary plus
- * changes no value and no plan (same indexes, checked with EXPLAIN QUERY PLAN); it only makes the
- * parameter an expression the planner does not look into.
+ * This file opens it, and checks that the files are the ones that hold its history (open and
+ * identity). The store itself, and the checks of the sign path: checks.ts; import and export of
+ * interchanges: interchange.ts; pruning: maintenance.ts; the WAL sync and checkpoints: wal-sync.ts
+ * and wal-checkpoint.ts; the files and their watch: files.ts.
  */
 
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, rmSync, statSync } from "node:fs";
 import type { Logger } from "../../../observability/log";
 import {
   acquireWriterLock,
@@ -67,60 +16,32 @@ import {
   SqliteLockedError,
   type WriterLock,
 } from "../../../storage/sqlite/lock";
+import {
+  hasSqliteHeader,
+  lockMainFile,
+  type MainFileLock,
+  SqliteFileLockedError,
+  SqliteHardLinkError,
+} from "../../../storage/sqlite/main-file";
 import { runSqliteMigrations } from "../../../storage/sqlite/migrate";
 import { openDurableSqlite } from "../../../storage/sqlite/open";
-import {
-  assertAttestationVote,
-  assertBlockProposal,
-  assertPubkey,
-  assertRoot,
-  bytesEqual,
-  bytesToHex,
-  checkImportedValidator,
-  hexToBytes,
-} from "../../encoding";
-import { interchangeSource } from "../../interchange";
-import {
-  type AttestationHistory,
-  type BlockHistory,
-  decideAttestation,
-  decideBlock,
-  genesisMismatch,
-  lowWatermarkSource,
-  SAME_DATA,
-  type StoredAttestation,
-} from "../../rules";
-import {
-  type AttestationVote,
-  type BlockProposal,
-  type Decision,
-  durableDecision,
-  type ImportReport,
-  type InterchangeAttestation,
-  type InterchangeBlock,
-  type InterchangeSource,
-  type InterchangeValidator,
-  NothingToExportError,
-  type PubkeyHex,
-  SlashingDatabaseError,
-  SlashingImportError,
-  type SlashingStore,
-  type StagedDecision,
-} from "../../store";
+import { bytesToHex } from "../../encoding";
+import { SlashingDatabaseError, type SlashingStore, type StoreMaintenance } from "../../store";
+import { SqliteSlashingStore } from "./checks";
 import {
   checkBeforeWriting,
   type DatabaseFiles,
   databaseFiles,
   missingDatabase,
   replacedDatabase,
+  repointedPath,
   watched,
   watchFiles,
 } from "./files";
-import { GroupCommit } from "./group-commit";
 import { MIGRATIONS, SQLITE_SCHEMA_VERSION } from "./migrations";
+import { asRoot, type Row } from "./store-access";
 import { INLINE_CHECKPOINTS, startBackgroundCheckpoints } from "./wal-checkpoint";
 import { openWalSync, type SyncWal, type WalSync, type WalWatch } from "./wal-sync";
-
 export interface SqliteStoreOptions {
   /**
    * Create the file when it is missing (`sigil slashing init`, --init-slashing-protection). Without
@@ -149,702 +70,13 @@ export interface SqliteStoreOptions {
   readonly logger?: Pick<Logger, "warn" | "info" | "error">;
   /** Starts the checkpoint worker (tests). */
   readonly spawnCheckpointWorker?: () => Worker;
+  /** The first pause before a failed checkpoint is tried again (tests). */
+  readonly checkpointRetryMs?: number;
 }
 
 /** The database was written by a newer sigil (or is not a sigil database). */
 export class SqliteSchemaError extends Error {
   override readonly name = "SqliteSchemaError";
-}
-
-const GVR_KEY = "genesis_validators_root";
-const OFFSET = 1n << 63n;
-const enc = (value: bigint): bigint => value - OFFSET;
-const dec = (value: bigint): bigint => value + OFFSET;
-/** Staged import rows are flushed to the TEMP tables in transactions of this many rows. */
-const STAGE_BATCH = 5000;
-
-// ─── store ─────────────────────────────────────────────────────────────────────────────────────
-
-type Row = Record<string, unknown>;
-
-function asBigint(value: unknown): bigint | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "bigint") return value;
-  if (typeof value === "number") return BigInt(value);
-  throw new Error(`sqlite: expected an integer, got ${typeof value}`);
-}
-
-/** An encoded column value, decoded; null stays null. */
-function decoded(value: unknown): bigint | null {
-  const raw = asBigint(value);
-  return raw === null ? null : dec(raw);
-}
-
-/** The low watermark (both encoded): the floor when there is one, else the lowest record. */
-function watermark(lowestRecord: unknown, floor: unknown): bigint | null {
-  const effective = asBigint(floor) ?? asBigint(lowestRecord);
-  return effective === null ? null : dec(effective);
-}
-
-function encFloor(value: bigint | undefined): bigint | null {
-  return value === undefined ? null : enc(value);
-}
-
-function asRoot(value: unknown): Uint8Array | null {
-  if (value === null || value === undefined) return null;
-  if (value instanceof Uint8Array) return new Uint8Array(value);
-  throw new Error(`sqlite: expected a blob, got ${typeof value}`);
-}
-
-let stagingCounter = 0;
-
-class SqliteSlashingStore implements SlashingStore {
-  readonly backend = "sqlite" as const;
-  readonly strategy = "complete" as const;
-  /** Once read or written it never changes (nothing in sigil can change it). */
-  private gvr: Uint8Array | null = null;
-  private closed = false;
-
-  /** Checks arriving together share one transaction and one WAL sync (see GroupCommit). */
-  private readonly commits: GroupCommit<Decision>;
-
-  constructor(
-    private readonly db: Database,
-    private readonly durability: WalSync,
-    readonly location: string,
-    /** Released after the database closes: until then no other process may write it. */
-    private readonly lock?: WriterLock,
-  ) {
-    this.commits = new GroupCommit<Decision>(db, durability);
-  }
-
-  async storedGenesisValidatorsRoot(): Promise<Uint8Array | null> {
-    this.assertOpen();
-    return this.readGvr();
-  }
-
-  async bindGenesisValidatorsRoot(root: Uint8Array): Promise<Uint8Array> {
-    this.assertOpen();
-    assertRoot("genesis validators root", root);
-    await this.commits.submit(() => {
-      this.checkOrStoreGvr(root);
-      return SAME_DATA;
-    });
-    return this.readGvr() ?? root;
-  }
-
-  /** A row written and deleted in one transaction: its pages still go through the WAL and its sync. */
-  async probeWrite(): Promise<void> {
-    this.assertOpen();
-    await this.commits.submit(() => {
-      this.db
-        .query("INSERT OR REPLACE INTO metadata (key, value) VALUES ('write_probe', randomblob(8))")
-        .run();
-      this.db.query("DELETE FROM metadata WHERE key = 'write_probe'").run();
-      return SAME_DATA;
-    });
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw new Error("sqlite slashing protection store is closed");
-  }
-
-  /**
-   * Inside a transaction: the stored root, storing `requested` if there is none yet. Only a root
-   * read back from the database is cached: one this transaction writes may still be rolled back.
-   */
-  private checkOrStoreGvr(requested: Uint8Array): Uint8Array {
-    const stored = this.readGvr();
-    if (stored !== null) return stored;
-    this.db
-      .query("INSERT INTO metadata (key, value) VALUES ($key, $value)")
-      .run({ key: GVR_KEY, value: requested });
-    return requested;
-  }
-
-  private readGvr(): Uint8Array | null {
-    if (this.gvr !== null) return this.gvr;
-    const row = this.db
-      .query("SELECT value FROM metadata WHERE key = $key")
-      .get({ key: GVR_KEY }) as Row | null;
-    const stored = asRoot(row?.value ?? null);
-    if (stored !== null) this.gvr = stored;
-    return stored;
-  }
-
-  private validatorId(pubkey: string): bigint | null {
-    const row = this.db
-      .query("SELECT id FROM validators WHERE pubkey = +$pubkey")
-      .get({ pubkey }) as Row | null;
-    return asBigint(row?.id ?? null);
-  }
-
-  private ensureValidator(pubkey: string): bigint {
-    const existing = this.validatorId(pubkey);
-    if (existing !== null) return existing;
-    const result = this.db
-      .query("INSERT INTO validators (pubkey) VALUES ($pubkey)")
-      .run({ pubkey });
-    return BigInt(result.lastInsertRowid);
-  }
-
-  private blockHistory(validatorId: bigint, slot: bigint, root: Uint8Array): BlockHistory {
-    const row = this.db
-      .query(
-        `SELECT
-           EXISTS (SELECT 1 FROM signed_blocks WHERE validator_id = +$v AND slot = +$slot) AS same_exists,
-           (SELECT signing_root FROM signed_blocks WHERE validator_id = +$v AND slot = +$slot
-              ORDER BY signing_root IS +$root LIMIT 1) AS same_root,
-           (SELECT slot FROM signed_blocks WHERE validator_id = +$v ORDER BY slot LIMIT 1) AS min_slot,
-           (SELECT block_floor FROM validators WHERE id = +$v) AS floor`,
-      )
-      .get({ v: validatorId, slot: enc(slot), root }) as Row;
-    const minSlot = watermark(row.min_slot, row.floor);
-    return {
-      sameSlot:
-        asBigint(row.same_exists) === 1n ? { slot, signingRoot: asRoot(row.same_root) } : null,
-      minSlot,
-      minSlotFrom: lowWatermarkSource(minSlot, decoded(row.min_slot), decoded(row.floor)),
-    };
-  }
-
-  private attestationHistory(validatorId: bigint, vote: AttestationVote): AttestationHistory {
-    const rows = this.db
-      .query(
-        `SELECT 1 AS kind, source_epoch, target_epoch, signing_root FROM (
-           SELECT source_epoch, target_epoch, signing_root
-           FROM signed_attestations INDEXED BY signed_attestations_by_target
-           WHERE validator_id = +$v AND target_epoch = +$t
-           ORDER BY (source_epoch = +$s AND signing_root IS +$root) LIMIT 1)
-         UNION ALL
-         SELECT 2, source_epoch, target_epoch, signing_root FROM (
-           SELECT source_epoch, target_epoch, signing_root
-           FROM signed_attestations INDEXED BY signed_attestations_by_source
-           WHERE validator_id = +$v AND source_epoch > +$s AND target_epoch < +$t LIMIT 1)
-         UNION ALL
-         SELECT 3, source_epoch, target_epoch, signing_root FROM (
-           SELECT source_epoch, target_epoch, signing_root
-           FROM signed_attestations INDEXED BY signed_attestations_by_target
-           WHERE validator_id = +$v AND target_epoch > +$t AND source_epoch < +$s LIMIT 1)
-         UNION ALL
-         SELECT 4,
-           (SELECT source_epoch FROM signed_attestations INDEXED BY signed_attestations_by_source
-              WHERE validator_id = +$v ORDER BY source_epoch LIMIT 1),
-           (SELECT target_epoch FROM signed_attestations INDEXED BY signed_attestations_by_target
-              WHERE validator_id = +$v ORDER BY target_epoch LIMIT 1),
-           NULL
-         UNION ALL
-         SELECT 5, source_floor, target_floor, NULL FROM validators WHERE id = +$v`,
-      )
-      .all({
-        v: validatorId,
-        s: enc(vote.sourceEpoch),
-        t: enc(vote.targetEpoch),
-        root: vote.signingRoot,
-      }) as Row[];
-    let sameTarget: StoredAttestation | null = null;
-    let surroundedByNew: StoredAttestation | null = null;
-    let surroundingNew: StoredAttestation | null = null;
-    let lowest: Row = {};
-    let floors: Row = {};
-    for (const row of rows) {
-      const kind = asBigint(row.kind);
-      if (kind === 4n) lowest = row;
-      if (kind === 5n) floors = row;
-      const source = asBigint(row.source_epoch);
-      const target = asBigint(row.target_epoch);
-      if (kind === 4n || kind === 5n) continue;
-      if (source === null || target === null) continue;
-      const record = {
-        sourceEpoch: dec(source),
-        targetEpoch: dec(target),
-        signingRoot: asRoot(row.signing_root),
-      };
-      if (kind === 1n) sameTarget = record;
-      else if (kind === 2n) surroundedByNew = record;
-      else if (kind === 3n) surroundingNew = record;
-    }
-    const minSource = watermark(lowest.source_epoch, floors.source_epoch);
-    const minTarget = watermark(lowest.target_epoch, floors.target_epoch);
-    return {
-      sameTarget,
-      surroundedByNew,
-      surroundingNew,
-      minSource,
-      minTarget,
-      minSourceFrom: lowWatermarkSource(
-        minSource,
-        decoded(lowest.source_epoch),
-        decoded(floors.source_epoch),
-      ),
-      minTargetFrom: lowWatermarkSource(
-        minTarget,
-        decoded(lowest.target_epoch),
-        decoded(floors.target_epoch),
-      ),
-    };
-  }
-
-  async checkAndInsertBlock(
-    genesisValidatorsRoot: Uint8Array,
-    proposal: BlockProposal,
-  ): Promise<Decision> {
-    return durableDecision(await this.stageBlock(genesisValidatorsRoot, proposal));
-  }
-
-  async stageBlock(
-    genesisValidatorsRoot: Uint8Array,
-    proposal: BlockProposal,
-  ): Promise<StagedDecision> {
-    this.assertOpen();
-    assertBlockProposal(genesisValidatorsRoot, proposal);
-    return this.commits.stage((): Decision => {
-      const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
-      if (!bytesEqual(stored, genesisValidatorsRoot))
-        return genesisMismatch(genesisValidatorsRoot, stored);
-      const id = this.validatorId(proposal.pubkey);
-      const history: BlockHistory =
-        id === null
-          ? { sameSlot: null, minSlot: null }
-          : this.blockHistory(id, proposal.slot, proposal.signingRoot);
-      const decision = decideBlock(history, proposal);
-      if (decision.outcome === "new") {
-        this.db
-          .query(
-            "INSERT INTO signed_blocks (validator_id, slot, signing_root) VALUES ($v, $slot, $root)",
-          )
-          .run({
-            v: id ?? this.ensureValidator(proposal.pubkey),
-            slot: enc(proposal.slot),
-            root: proposal.signingRoot,
-          });
-      }
-      return decision;
-    });
-  }
-
-  async checkAndInsertAttestation(
-    genesisValidatorsRoot: Uint8Array,
-    vote: AttestationVote,
-  ): Promise<Decision> {
-    return durableDecision(await this.stageAttestation(genesisValidatorsRoot, vote));
-  }
-
-  async stageAttestation(
-    genesisValidatorsRoot: Uint8Array,
-    vote: AttestationVote,
-  ): Promise<StagedDecision> {
-    this.assertOpen();
-    assertAttestationVote(genesisValidatorsRoot, vote);
-    return this.commits.stage((): Decision => {
-      const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
-      if (!bytesEqual(stored, genesisValidatorsRoot))
-        return genesisMismatch(genesisValidatorsRoot, stored);
-      const id = this.validatorId(vote.pubkey);
-      const history: AttestationHistory =
-        id === null
-          ? {
-              sameTarget: null,
-              surroundedByNew: null,
-              surroundingNew: null,
-              minSource: null,
-              minTarget: null,
-            }
-          : this.attestationHistory(id, vote);
-      const decision = decideAttestation(history, vote);
-      if (decision.outcome === "new") {
-        this.db
-          .query(
-            `INSERT INTO signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
-               VALUES ($v, $s, $t, $root)`,
-          )
-          .run({
-            v: id ?? this.ensureValidator(vote.pubkey),
-            s: enc(vote.sourceEpoch),
-            t: enc(vote.targetEpoch),
-            root: vote.signingRoot,
-          });
-      }
-      return decision;
-    });
-  }
-
-  async importInterchange(source: InterchangeSource): Promise<ImportReport> {
-    this.assertOpen();
-    const gvrHex = source.metadata.genesis_validators_root;
-    if (source.metadata.interchange_format_version !== "5") {
-      throw new SlashingImportError(
-        `unsupported interchange_format_version ${source.metadata.interchange_format_version}`,
-      );
-    }
-    if (!/^0x[0-9a-fA-F]{64}$/.test(gvrHex)) {
-      throw new SlashingImportError(
-        `genesis_validators_root ${JSON.stringify(gvrHex)} is not 0x + 32 bytes`,
-      );
-    }
-    const gvr = hexToBytes(gvrHex);
-    const mismatch = (stored: Uint8Array) =>
-      new SlashingImportError(
-        `interchange genesis_validators_root ${bytesToHex(gvr)} does not match the database's ${bytesToHex(stored)}; nothing imported`,
-      );
-    const known = this.readGvr();
-    if (known !== null && !bytesEqual(known, gvr)) throw mismatch(known);
-
-    const stage = `sigil_import_${process.pid}_${++stagingCounter}`;
-    const db = this.db;
-    db.run(
-      `CREATE TEMP TABLE ${stage}_v (idx INTEGER PRIMARY KEY, pubkey TEXT NOT NULL,
-         block_floor INTEGER, source_floor INTEGER, target_floor INTEGER)`,
-    );
-    db.run(
-      `CREATE TEMP TABLE ${stage}_b (idx INTEGER NOT NULL, slot INTEGER NOT NULL, signing_root BLOB)`,
-    );
-    db.run(
-      `CREATE TEMP TABLE ${stage}_a (idx INTEGER NOT NULL, source_epoch INTEGER NOT NULL, target_epoch INTEGER NOT NULL, signing_root BLOB)`,
-    );
-    const report = { validators: 0, blocks: 0, attestations: 0 };
-    try {
-      let pendingValidators: [number, InterchangeValidator][] = [];
-      let pendingBlocks: [number, InterchangeBlock][] = [];
-      let pendingAttestations: [number, InterchangeAttestation][] = [];
-      const flush = () => {
-        if (this.closed)
-          throw new Error("sqlite slashing protection store closed during an import");
-        const v = pendingValidators;
-        const b = pendingBlocks;
-        const a = pendingAttestations;
-        pendingValidators = [];
-        pendingBlocks = [];
-        pendingAttestations = [];
-        // prepare(), not query(): query() caches statements per SQL text, and every import has
-        // its own table names.
-        const insV = db.prepare(
-          `INSERT INTO ${stage}_v (idx, pubkey, block_floor, source_floor, target_floor)
-           VALUES ($idx, $pubkey, $block, $source, $target)`,
-        );
-        const insB = db.prepare(
-          `INSERT INTO ${stage}_b (idx, slot, signing_root) VALUES ($idx, $slot, $root)`,
-        );
-        const insA = db.prepare(
-          `INSERT INTO ${stage}_a (idx, source_epoch, target_epoch, signing_root) VALUES ($idx, $s, $t, $root)`,
-        );
-        try {
-          db.transaction(() => {
-            for (const [idx, { pubkey, floors }] of v) {
-              insV.run({
-                idx,
-                pubkey,
-                block: encFloor(floors?.blockSlot),
-                source: encFloor(floors?.sourceEpoch),
-                target: encFloor(floors?.targetEpoch),
-              });
-            }
-            for (const [idx, block] of b)
-              insB.run({ idx, slot: enc(block.slot), root: block.signingRoot ?? null });
-            for (const [idx, att] of a) {
-              insA.run({
-                idx,
-                s: enc(att.sourceEpoch),
-                t: enc(att.targetEpoch),
-                root: att.signingRoot ?? null,
-              });
-            }
-          })();
-        } finally {
-          insV.finalize();
-          insB.finalize();
-          insA.finalize();
-        }
-      };
-      for await (const validator of source.validators()) {
-        const idx = report.validators;
-        checkImportedValidator(validator, idx);
-        pendingValidators.push([idx, validator]);
-        for (const block of validator.blocks) pendingBlocks.push([idx, block]);
-        for (const att of validator.attestations) pendingAttestations.push([idx, att]);
-        report.validators += 1;
-        report.blocks += validator.blocks.length;
-        report.attestations += validator.attestations.length;
-        if (
-          pendingBlocks.length + pendingAttestations.length + pendingValidators.length >=
-          STAGE_BATCH
-        )
-          flush();
-      }
-      flush();
-      db.transaction(() => {
-        const stored = this.checkOrStoreGvr(gvr);
-        if (!bytesEqual(stored, gvr)) throw mismatch(stored);
-        db.run(
-          `INSERT INTO validators (pubkey) SELECT pubkey FROM ${stage}_v WHERE true ON CONFLICT (pubkey) DO NOTHING`,
-        );
-        // Before the records: an imported floor never lowers the watermark the validator has now
-        // (its floor, else its lowest record). Scalar max() is NULL when an argument is: a
-        // validator without an imported floor keeps NULL here.
-        db.run(
-          `UPDATE ${stage}_v SET
-             block_floor = max(block_floor, coalesce((SELECT coalesce(v.block_floor,
-               (SELECT MIN(b.slot) FROM signed_blocks b WHERE b.validator_id = v.id))
-               FROM validators v WHERE v.pubkey = ${stage}_v.pubkey), block_floor)),
-             source_floor = max(source_floor, coalesce((SELECT coalesce(v.source_floor,
-               (SELECT MIN(a.source_epoch) FROM signed_attestations a WHERE a.validator_id = v.id))
-               FROM validators v WHERE v.pubkey = ${stage}_v.pubkey), source_floor)),
-             target_floor = max(target_floor, coalesce((SELECT coalesce(v.target_floor,
-               (SELECT MIN(a.target_epoch) FROM signed_attestations a WHERE a.validator_id = v.id))
-               FROM validators v WHERE v.pubkey = ${stage}_v.pubkey), target_floor))
-           WHERE block_floor IS NOT NULL OR source_floor IS NOT NULL OR target_floor IS NOT NULL`,
-        );
-        db.run(
-          `INSERT INTO signed_blocks (validator_id, slot, signing_root)
-           SELECT DISTINCT v.id, s.slot, s.signing_root
-           FROM ${stage}_b s JOIN ${stage}_v sv ON sv.idx = s.idx JOIN validators v ON v.pubkey = sv.pubkey
-           WHERE NOT EXISTS (SELECT 1 FROM signed_blocks b
-                             WHERE b.validator_id = v.id AND b.slot = s.slot AND b.signing_root IS s.signing_root)
-             AND (s.slot < v.block_floor) IS NOT TRUE`,
-        );
-        db.run(
-          `INSERT INTO signed_attestations (validator_id, source_epoch, target_epoch, signing_root)
-           SELECT DISTINCT v.id, s.source_epoch, s.target_epoch, s.signing_root
-           FROM ${stage}_a s JOIN ${stage}_v sv ON sv.idx = s.idx JOIN validators v ON v.pubkey = sv.pubkey
-           WHERE NOT EXISTS (SELECT 1 FROM signed_attestations a
-                             WHERE a.validator_id = v.id AND a.target_epoch = s.target_epoch
-                               AND a.source_epoch = s.source_epoch AND a.signing_root IS s.signing_root)
-             AND (s.target_epoch < v.target_floor
-                  AND s.source_epoch <= (SELECT MAX(k.source_epoch) FROM signed_attestations k
-                                         WHERE k.validator_id = v.id AND k.target_epoch = v.target_floor)
-                 ) IS NOT TRUE`,
-        );
-        // After the records, so that none of this import's records is skipped by its own floors.
-        // An imported floor (raised above) becomes the validator's. Without one, an existing
-        // floor rises to the lowest record now kept: records imported with no floor vouch for
-        // nothing below them, so EIP-3076 conditions 2, 4, 5 hold for them (ValidatorFloors).
-        // Floors only rise; scalar max() is NULL when an argument is, hence the coalesces.
-        db.run(
-          `UPDATE validators SET
-             block_floor = CASE WHEN f.b IS NOT NULL THEN max(f.b, coalesce(block_floor, f.b))
-               ELSE max(block_floor, coalesce((SELECT MIN(slot) FROM signed_blocks
-                 WHERE validator_id = validators.id), block_floor)) END,
-             source_floor = CASE WHEN f.s IS NOT NULL THEN max(f.s, coalesce(source_floor, f.s))
-               ELSE max(source_floor, coalesce((SELECT MIN(source_epoch) FROM signed_attestations
-                 WHERE validator_id = validators.id), source_floor)) END,
-             target_floor = CASE WHEN f.t IS NOT NULL THEN max(f.t, coalesce(target_floor, f.t))
-               ELSE max(target_floor, coalesce((SELECT MIN(target_epoch) FROM signed_attestations
-                 WHERE validator_id = validators.id), target_floor)) END
-           FROM (SELECT pubkey, max(block_floor) AS b, max(source_floor) AS s, max(target_floor) AS t
-                 FROM ${stage}_v GROUP BY pubkey) f
-           WHERE validators.pubkey = f.pubkey
-             AND coalesce(f.b, f.s, f.t, block_floor, source_floor, target_floor) IS NOT NULL`,
-        );
-      }).immediate();
-    } finally {
-      if (!this.closed) {
-        for (const suffix of ["v", "b", "a"])
-          db.run(`DROP TABLE IF EXISTS temp.${stage}_${suffix}`);
-      }
-    }
-    // Its records stand for signatures made elsewhere, and the keys it comes with become active
-    // as soon as it returns: durable first.
-    await this.durability.barrier();
-    return report;
-  }
-
-  async exportInterchange(pubkeys?: readonly PubkeyHex[]): Promise<InterchangeSource> {
-    this.assertOpen();
-    for (const pubkey of pubkeys ?? []) assertPubkey(pubkey);
-    const gvr = this.readGvr();
-    if (gvr === null) {
-      throw new NothingToExportError(
-        "the slashing protection database has no genesis validators root yet (nothing was ever signed or imported): nothing to export",
-      );
-    }
-    const targets: { id: bigint; pubkey: string }[] = [];
-    if (pubkeys === undefined) {
-      for (const row of this.db
-        .query("SELECT id, pubkey FROM validators ORDER BY pubkey")
-        .all() as Row[]) {
-        targets.push({ id: asBigint(row.id) ?? 0n, pubkey: String(row.pubkey) });
-      }
-    } else {
-      for (const pubkey of new Set(pubkeys)) {
-        const id = this.validatorId(pubkey);
-        if (id !== null) targets.push({ id, pubkey });
-      }
-    }
-    const self = this;
-    return interchangeSource(
-      { interchange_format_version: "5", genesis_validators_root: bytesToHex(gvr) },
-      async function* () {
-        for (const target of targets) {
-          self.assertOpen();
-          yield self.readValidator(target.id, target.pubkey);
-        }
-      },
-    );
-  }
-
-  private readValidator(id: bigint, pubkey: string): InterchangeValidator {
-    const blocks = (
-      this.db
-        .query(
-          "SELECT slot, signing_root FROM signed_blocks WHERE validator_id = $v ORDER BY slot, signing_root",
-        )
-        .all({ v: id }) as Row[]
-    ).map((row): InterchangeBlock => {
-      const slot = dec(asBigint(row.slot) ?? 0n);
-      const root = asRoot(row.signing_root);
-      return root === null ? { slot } : { slot, signingRoot: root };
-    });
-    const attestations = (
-      this.db
-        .query(
-          `SELECT source_epoch, target_epoch, signing_root FROM signed_attestations
-           WHERE validator_id = $v ORDER BY target_epoch, source_epoch, signing_root`,
-        )
-        .all({ v: id }) as Row[]
-    ).map((row): InterchangeAttestation => {
-      const sourceEpoch = dec(asBigint(row.source_epoch) ?? 0n);
-      const targetEpoch = dec(asBigint(row.target_epoch) ?? 0n);
-      const root = asRoot(row.signing_root);
-      return root === null
-        ? { sourceEpoch, targetEpoch }
-        : { sourceEpoch, targetEpoch, signingRoot: root };
-    });
-    return { pubkey, blocks, attestations };
-  }
-
-  /**
-   * Keeps, per validator, the blocks of the newest `epochs * 32` slots (slot > max slot - 32·epochs)
-   * and the attestations of the newest `epochs` target epochs (target > max target - epochs); one
-   * short transaction per validator.
-   *
-   * Sound: after pruning, every deleted block has a slot below the lowest slot kept, and every
-   * deleted attestation a target below the lowest target kept, so rules 2 and 6 refuse anything
-   * that could conflict with them by slot or target. For surround votes one more fact is needed:
-   * a new vote with source >= min kept source cannot surround a deleted vote only if every deleted
-   * source is <= that minimum. That always holds for a non-slashable history (a kept vote with a
-   * larger target and a smaller source would surround the deleted one), but an imported history
-   * can be slashable; for such a validator its attestations are left unpruned.
-   *
-   * Floors. Deleting records raises MIN(), and a later import of older history would lower it
-   * again, re-opening every pruned slot and target. So a prune that deletes blocks (attestations)
-   * records the lowest slot (target) it kept in the validator's `block_floor` (`target_floor`);
-   * floors only rise, and a record always exists at each floor (a prune keeps the newest record,
-   * and a later one either keeps the floor record or records a higher floor). An import then
-   * skips, for that validator:
-   *   - blocks with slot < block_floor: every slot <= block_floor is refused by rule 2 anyway;
-   *   - attestations (s', t') with t' < target_floor and s' <= the largest source F.s recorded at
-   *     target_floor: a new (s, t) with t <= target_floor is refused (rule 6 or a double vote at
-   *     the floor), and one with s < s' <= F.s and t > target_floor surrounds F (rule 3); nothing
-   *     else can conflict with (s', t').
-   * An attestation below the floor with s' > F.s is slashable with respect to F (F surrounds it)
-   * and is stored as before: a vote that must not surround it is not covered by F. Storing it
-   * lowers MIN(target) but re-opens nothing: a new (s, t) with t' < t < target_floor must have
-   * s >= s' not to surround it and s <= F.s not to be surrounded by F, which cannot both hold.
-   * Pruned sources are <= every kept source, so these floors keep that invariant: every skipped
-   * or pruned attestation has a source <= the floor record's. A floor raised by an import may have
-   * no record at it: then no attestation is skipped (the MAX() is NULL), only blocks below it,
-   * which its own rule refuses anyway. An imported source floor below the lowest kept source
-   * stays where it is: a vote with a source below every kept one and a target above target_floor
-   * surrounds the record at target_floor (rule 3), so nothing deleted is re-opened.
-   */
-  async prune(epochs: bigint): Promise<{ blocks: number; attestations: number }> {
-    this.assertOpen();
-    if (typeof epochs !== "bigint" || epochs < 1n)
-      throw new RangeError("prune: epochs must be a bigint >= 1");
-    const removed = { blocks: 0, attestations: 0 };
-    const ids = (this.db.query("SELECT id FROM validators ORDER BY id").all() as Row[]).map(
-      (r) => asBigint(r.id) ?? 0n,
-    );
-    const db = this.db;
-    for (const id of ids) {
-      if (this.closed) break;
-      db.transaction(() => {
-        const maxSlotRow = db
-          .query(
-            "SELECT slot FROM signed_blocks WHERE validator_id = $v ORDER BY slot DESC LIMIT 1",
-          )
-          .get({ v: id }) as Row | null;
-        const maxSlot = asBigint(maxSlotRow?.slot ?? null);
-        if (maxSlot !== null) {
-          const cutoff = dec(maxSlot) - epochs * 32n;
-          if (cutoff >= 0n) {
-            const result = db
-              .query("DELETE FROM signed_blocks WHERE validator_id = $v AND slot <= $cutoff")
-              .run({ v: id, cutoff: enc(cutoff) });
-            removed.blocks += result.changes;
-            if (result.changes > 0) {
-              db.query(
-                `UPDATE validators SET block_floor =
-                   (SELECT max(coalesce(validators.block_floor, m.floor), m.floor)
-                    FROM (SELECT MIN(slot) AS floor FROM signed_blocks WHERE validator_id = $v) m)
-                 WHERE id = $v`,
-              ).run({ v: id });
-            }
-          }
-        }
-        const maxTargetRow = db
-          .query(
-            `SELECT target_epoch FROM signed_attestations INDEXED BY signed_attestations_by_target
-             WHERE validator_id = $v ORDER BY target_epoch DESC LIMIT 1`,
-          )
-          .get({ v: id }) as Row | null;
-        const maxTarget = asBigint(maxTargetRow?.target_epoch ?? null);
-        if (maxTarget === null) return;
-        const cutoff = dec(maxTarget) - epochs;
-        if (cutoff < 0n) return;
-        const bounds = db
-          .query(
-            `SELECT
-               (SELECT MAX(source_epoch) FROM signed_attestations
-                  WHERE validator_id = $v AND target_epoch <= $cutoff) AS deleted_max_source,
-               (SELECT MIN(source_epoch) FROM signed_attestations
-                  WHERE validator_id = $v AND target_epoch > $cutoff) AS kept_min_source`,
-          )
-          .get({ v: id, cutoff: enc(cutoff) }) as Row;
-        const deletedMax = asBigint(bounds.deleted_max_source);
-        const keptMin = asBigint(bounds.kept_min_source);
-        if (deletedMax === null || keptMin === null || deletedMax > keptMin) return;
-        const result = db
-          .query(
-            "DELETE FROM signed_attestations WHERE validator_id = $v AND target_epoch <= $cutoff",
-          )
-          .run({ v: id, cutoff: enc(cutoff) });
-        removed.attestations += result.changes;
-        if (result.changes > 0) {
-          db.query(
-            `UPDATE validators SET target_floor =
-               (SELECT max(coalesce(validators.target_floor, m.floor), m.floor)
-                FROM (SELECT MIN(target_epoch) AS floor FROM signed_attestations WHERE validator_id = $v) m)
-             WHERE id = $v`,
-          ).run({ v: id });
-        }
-      }).immediate();
-    }
-    return removed;
-  }
-
-  /**
-   * Also fails once the WAL could not be synced, or once the files at the paths are no longer the
-   * ones open (wal-sync.ts; this looks at them now): the store stops signing.
-   */
-  async ping(): Promise<void> {
-    this.assertOpen();
-    this.durability.check();
-    this.db.query("SELECT 1").get();
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    // Checks already accepted are decided, committed and synced (or rejected) before the file closes.
-    try {
-      await this.commits.drain();
-      await this.durability.close();
-    } finally {
-      this.db.close(false);
-      this.lock?.release();
-    }
-  }
 }
 
 /**
@@ -875,9 +107,60 @@ export async function openSqliteStore(
     return openReader(files, options);
   }
   if (!exists && !options.create) throw missingDatabase(files);
-  let lock: WriterLock;
+  const lock = takeWriterLock(files, files.resolved);
+  let pathLock: WriterLock | undefined;
+  let mainFile: MainFileLock | undefined;
   try {
-    lock = acquireWriterLock(files.resolved);
+    // A symlinked path remembers, beside the link, which database it had: a re-pointed link is
+    // then refused, where the lock file beside the target would follow the link.
+    if (lstatSync(files.configured, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      pathLock = pathRecord(files, options.logger);
+    }
+    checkBeforeWriting(files, exists, lock.previous);
+    mainFile = lockDatabaseFile(files, exists);
+    if (exists) assertSigilDatabase(files);
+    const writer: Writer = { files, lock, pathLock, mainFile, existed: exists };
+    return await openMigrated(path, options, writer);
+  } catch (error) {
+    mainFile?.release();
+    pathLock?.release();
+    lock.release();
+    // A file this open created and left empty would read as "truncated" at the next start.
+    if (mainFile && !exists && statSync(files.resolved, { throwIfNoEntry: false })?.size === 0) {
+      rmSync(files.resolved, { force: true });
+    }
+    throw error;
+  }
+}
+
+/**
+ * The lock file beside a symlinked path. Where the link's directory is not writable (a link in
+ * /etc to a database under /var/lib), the path cannot remember its database: said at every start,
+ * and the start goes on as before this record existed.
+ */
+function pathRecord(
+  files: DatabaseFiles,
+  logger: SqliteStoreOptions["logger"],
+): WriterLock | undefined {
+  try {
+    return takeWriterLock(files, files.configured);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") throw error;
+    logger?.warn(
+      `cannot write ${files.configured}.lock beside the symlink ${files.configured} (${code}): ` +
+        "a link re-pointed to another database is not caught at restart; make the link's " +
+        "directory writable by sigil, or point antislashing.path at the database itself",
+      { file: files.configured },
+    );
+    return undefined;
+  }
+}
+
+/** The lock file `<file>.lock` (storage/sqlite/lock.ts), or the refusal naming its holder. */
+function takeWriterLock(files: DatabaseFiles, file: string): WriterLock {
+  try {
+    return acquireWriterLock(file);
   } catch (error) {
     if (error instanceof SqliteLockedError) {
       throw new SlashingDatabaseError(
@@ -888,18 +171,53 @@ export async function openSqliteStore(
     }
     throw error;
   }
+}
+
+/**
+ * The writer's lock on the main file itself (storage/sqlite/main-file.ts): it reaches every name
+ * of the file, where the lock file reaches one. Created here when missing (`create`).
+ */
+function lockDatabaseFile(files: DatabaseFiles, exists: boolean): MainFileLock {
   try {
-    checkBeforeWriting(files, exists, lock.previous);
-    if (exists) assertSigilDatabase(files);
-    return await openMigrated(path, options, { files, lock, existed: exists });
+    return lockMainFile(files.resolved, { create: !exists });
   } catch (error) {
-    lock.release();
+    if (error instanceof SqliteFileLockedError) {
+      throw new SlashingDatabaseError(
+        "in_use",
+        `slashing protection database ${files.configured} is in use by another process that ` +
+          `opened the same file under another name (a hard link, a bind mount, another container's ` +
+          "path): one process at a time writes a sqlite database; stop it first",
+      );
+    }
+    if (error instanceof SqliteHardLinkError) {
+      const also = files.resolved === files.configured ? "" : ` (${files.resolved})`;
+      throw new SlashingDatabaseError(
+        "linked",
+        `slashing protection database ${files.configured}${also} has ${error.links} hard links: ` +
+          "through another name a second writer would keep a -wal of its own and sign without " +
+          `this one's records. Remove the other names (\`find / -xdev -samefile ${files.resolved}\`` +
+          " lists them; keep this one) and start again",
+      );
+    }
     throw error;
   }
 }
 
-/** Refuses a file that is not a sigil slashing protection database, before anything writes it. */
+/**
+ * Refuses a file that is not a sigil slashing protection database, before anything writes it. A
+ * file that starts with SQLite's header but cannot be opened (a directory sigil cannot write, where
+ * SQLite must create the -shm file even to read) is not called "not a database": its open error
+ * goes to the caller, which names the file system's reason (registry.ts).
+ */
 function assertSigilDatabase(files: DatabaseFiles): void {
+  if (!hasSqliteHeader(files.resolved)) {
+    throw new SlashingDatabaseError(
+      "not_a_database",
+      `${files.configured} is not a slashing protection database: it is not a SQLite database ` +
+        "file (it does not start with SQLite's header). Check antislashing.path; if it is the " +
+        "right path, the file was overwritten: restore the database from its backup",
+    );
+  }
   let tables: string[];
   try {
     const probe = new Database(files.resolved, { readonly: true });
@@ -913,9 +231,10 @@ function assertSigilDatabase(files: DatabaseFiles): void {
       probe.close(false);
     }
   } catch (error) {
+    if (!isCorrupt(error)) throw error;
     throw new SlashingDatabaseError(
       "not_a_database",
-      `${files.configured} is not a slashing protection database (${error instanceof Error ? error.message : String(error)})`,
+      `${files.configured} is not a slashing protection database (${error instanceof Error ? error.message : String(error)}): restore the database from its backup`,
     );
   }
   // An empty database (no tables yet) is a file init created and a crash interrupted.
@@ -925,6 +244,12 @@ function assertSigilDatabase(files: DatabaseFiles): void {
       `${files.configured} is a SQLite database, but not a sigil slashing protection database`,
     );
   }
+}
+
+/** SQLite found the file's content broken (not a permission or an I/O problem). */
+function isCorrupt(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT";
 }
 
 /** A reader: read-only, no lock, no migration, nothing to make durable. */
@@ -957,10 +282,15 @@ const READ_ONLY: WalSync = {
 };
 
 const DATABASE_ID_KEY = "database_id";
+const NO_LOCK = { release: () => {} };
 
 interface Writer {
   readonly files: DatabaseFiles;
   readonly lock: WriterLock;
+  /** When the configured path is a symlink: the lock file beside the link, not its target. */
+  readonly pathLock: WriterLock | undefined;
+  /** The lock on the main file itself; also how its header and size are watched. */
+  readonly mainFile: MainFileLock;
   /** The main file was there before this open (false: `create` made it). */
   readonly existed: boolean;
 }
@@ -977,6 +307,7 @@ async function openMigrated(
     synchronous: "NORMAL",
   });
   let wal: WalSync;
+  const tamper = { inPlace: false };
   try {
     let found: string | null = null;
     if (writer) {
@@ -991,9 +322,12 @@ async function openMigrated(
       migrations: MIGRATIONS,
       schemaError: (message) => new SqliteSchemaError(message),
     });
-    const watch = writer ? watchWriter(db, writer, options.logger) : undefined;
+    const watch = writer ? watchWriter(db, writer, options.logger, tamper) : undefined;
     wal = openWalSync(db, options.syncWal, watch);
-    if (writer) recordFiles(writer, found ?? newDatabaseId(db));
+    if (writer) {
+      recordFiles(writer, found ?? newDatabaseId(db));
+      writer.mainFile.confirm();
+    }
   } catch (error) {
     db.close(false);
     throw error;
@@ -1003,6 +337,8 @@ async function openMigrated(
       ? await startBackgroundCheckpoints(db, {
           logger: options.logger,
           spawn: options.spawnCheckpointWorker,
+          retryFirstMs: options.checkpointRetryMs,
+          mayCheckpoint: writer && (() => writer.mainFile.check() === null),
         })
       : INLINE_CHECKPOINTS;
   // Checks and imports pass the barrier after each commit: that is where a checkpoint comes due.
@@ -1018,7 +354,21 @@ async function openMigrated(
       await wal.close();
     },
   };
-  return new SqliteSlashingStore(db, durability, writer?.files.configured ?? path, writer?.lock);
+  const locks = writer ? [writer.mainFile, writer.lock, writer.pathLock ?? NO_LOCK] : [];
+  const walFile = writer?.files.wal;
+  const maintenance = (): StoreMaintenance => {
+    const { failing, failures } = checkpoints.status();
+    const walBytes = walFile ? (statSync(walFile, { throwIfNoEntry: false })?.size ?? 0) : 0;
+    return { checkpointFailing: failing, checkpointFailures: failures, walBytes };
+  };
+  return new SqliteSlashingStore(
+    db,
+    durability,
+    writer?.files.configured ?? path,
+    locks,
+    maintenance,
+    () => tamper.inPlace,
+  );
 }
 
 function readDatabaseId(db: Database): string | null {
@@ -1041,9 +391,14 @@ function readDatabaseId(db: Database): string | null {
  */
 function checkDatabaseId(db: Database, writer: Writer): string | null {
   const found = readDatabaseId(db);
+  if (!writer.existed) return found;
   const expected = writer.lock.previous?.database_id;
-  if (expected !== undefined && writer.existed && found !== expected) {
+  if (expected !== undefined && found !== expected) {
     throw replacedDatabase(writer.files, writer.lock.path, found, expected);
+  }
+  const hadThroughPath = writer.pathLock?.previous?.database_id;
+  if (writer.pathLock && hadThroughPath !== undefined && found !== hadThroughPath) {
+    throw repointedPath(writer.files, writer.pathLock.path, found, hadThroughPath);
   }
   return found;
 }
@@ -1074,31 +429,44 @@ function recordFiles(writer: Writer, databaseId: string | null): void {
     ...(main !== undefined && { main }),
     ...(wal !== undefined && { wal }),
   });
+  // Beside a symlinked path: only which database the path had (the files are the target's).
+  writer.pathLock?.write(databaseId === null ? {} : { database_id: databaseId });
 }
 
 /**
  * The watch of a writer's files (files.ts). On the first change it logs one line naming the file
  * and saves what the connection still holds: a checkpoint puts the log's records into the main
  * file it has open (enough when only the -wal went: the main file at the path is that file), and
- * when the main file itself went, a copy of the whole database is written beside the path.
+ * when the main file itself went, a copy of the whole database is written beside the path. A main
+ * file cut or overwritten in place gets no checkpoint: it would write the log's pages into what is
+ * left, a file that might then pass for a database at the next start; the copy is still tried.
  */
-function watchWriter(db: Database, writer: Writer, logger: SqliteStoreOptions["logger"]): WalWatch {
+function watchWriter(
+  db: Database,
+  writer: Writer,
+  logger: SqliteStoreOptions["logger"],
+  tamper: { inPlace: boolean },
+): WalWatch {
   const files = [watched(writer.files.configured, true), watched(writer.files.wal, false)];
-  return watchFiles(files, writer.lock, (error, mainFile) => {
+  return watchFiles(files, writer.lock, writer.mainFile, (error, changed) => {
+    tamper.inPlace = changed === "main in place";
     const saved: Record<string, string> = {};
-    try {
-      db.query("PRAGMA wal_checkpoint(FULL)").get();
-      saved.checkpoint = "done";
-    } catch (cause) {
-      saved.checkpoint = `failed: ${String(cause)}`;
+    if (changed !== "main in place") {
+      try {
+        db.query("PRAGMA wal_checkpoint(FULL)").get();
+        saved.checkpoint = "done";
+      } catch (cause) {
+        saved.checkpoint = `failed: ${String(cause)}`;
+      }
     }
-    if (mainFile) {
+    if (changed !== "other") {
       const copy = `${writer.files.resolved}.rescued-${new Date().toISOString().replaceAll(":", "")}`;
       try {
         db.run(`VACUUM INTO '${copy.replaceAll("'", "''")}'`);
         chmodSync(copy, 0o600);
         saved.copy = copy;
       } catch (cause) {
+        rmSync(copy, { force: true }); // a partial copy must not pass for a saved database
         saved.copy = `failed: ${String(cause)}`;
       }
     }

@@ -23,6 +23,13 @@
  * A PASSIVE checkpoint copies the frames committed before it started; the WAL can be reused only
  * once a checkpoint has caught up with the last commit. When one finishes behind, the next starts
  * at once, up to MAX_CATCH_UP_ROUNDS in a row.
+ *
+ * A checkpoint that fails (the database file immutable or read-only, a full disk, an I/O error)
+ * costs no record: they are durable in the WAL. But the WAL then grows without bound, and SQLite's
+ * own checkpoints would fail just as silently. So the worker stays, and tries again after a pause
+ * that doubles from RETRY_FIRST_MS up to RETRY_MAX_MS, with or without commits; status() reports
+ * the failure (the health check turns DOWN, a metric says it) until a checkpoint succeeds again.
+ * One warning when checkpoints start failing, one line when they succeed again.
  */
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../../../observability/log";
@@ -37,12 +44,24 @@ export const BACKSTOP_PAGES = 10_000;
 export const CHECKPOINT_INTERVAL_MS = 100;
 /** Checkpoints started back to back while the previous one ended behind the last commit. */
 export const MAX_CATCH_UP_ROUNDS = 8;
+/** The first pause before a failed checkpoint is tried again; it doubles up to RETRY_MAX_MS. */
+export const RETRY_FIRST_MS = 1_000;
+export const RETRY_MAX_MS = 60_000;
 /** How long the worker may take to open the database, and to close it. */
 const WORKER_REPLY_TIMEOUT_MS = 10_000;
+
+/** How checkpoints go (health, metrics). */
+export interface CheckpointStatus {
+  /** Why the last checkpoint failed; null while they succeed. */
+  readonly failing: string | null;
+  /** Checkpoints that failed since the database was opened. */
+  readonly failures: number;
+}
 
 export interface WalCheckpoints {
   /** After each commit: a checkpoint is started when one is due. */
   committed(): void;
+  status(): CheckpointStatus;
   /** Waits for a checkpoint in flight, then closes the worker's connection (before the main one). */
   close(): Promise<void>;
 }
@@ -50,6 +69,7 @@ export interface WalCheckpoints {
 /** SQLite's own checkpoints, inside the COMMITs of the main connection. */
 export const INLINE_CHECKPOINTS: WalCheckpoints = {
   committed: () => {},
+  status: () => ({ failing: null, failures: 0 }),
   close: async () => {},
 };
 
@@ -58,6 +78,13 @@ export interface BackgroundCheckpointOptions {
   /** Starts the worker thread; tests replace it. */
   readonly spawn?: () => Worker;
   readonly intervalMs?: number;
+  /** The first pause after a failed checkpoint (tests shorten it). Default RETRY_FIRST_MS. */
+  readonly retryFirstMs?: number;
+  /**
+   * Asked before each checkpoint: false skips it (the database file no longer holds the database,
+   * and a checkpoint would write the log's pages into what is left of it).
+   */
+  readonly mayCheckpoint?: () => boolean;
 }
 
 /** Set by scripts/build/compile.ts in the compiled binary: the worker's path from the bundle's root. */
@@ -107,6 +134,11 @@ class BackgroundCheckpoints implements WalCheckpoints {
   #lastStart = Number.NEGATIVE_INFINITY;
   #catchUpRounds = 0;
   #stopped = false;
+  #failing: string | null = null;
+  #failures = 0;
+  #retryMs = 0;
+  /** The worker thread ended: its answers are not a checkpoint's own failure. */
+  #lost = false;
 
   constructor(
     private readonly db: Database,
@@ -151,6 +183,10 @@ class BackgroundCheckpoints implements WalCheckpoints {
     this.#timer.unref();
   }
 
+  status(): CheckpointStatus {
+    return { failing: this.#failing, failures: this.#failures };
+  }
+
   async close(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
@@ -177,6 +213,7 @@ class BackgroundCheckpoints implements WalCheckpoints {
   }
 
   #start(): void {
+    if (this.options.mayCheckpoint?.() === false) return;
     this.#inFlight = true;
     this.#lastStart = performance.now();
     this.#request({ type: "checkpoint" }).then((reply) => this.#finished(reply));
@@ -185,9 +222,20 @@ class BackgroundCheckpoints implements WalCheckpoints {
   #finished(reply: CheckpointReply): void {
     this.#inFlight = false;
     if (this.#stopped) return;
+    if (reply.type === "failed" && !this.#lost) {
+      this.#failed(reply.reason);
+      return;
+    }
     if (reply.type !== "checkpointed") {
       this.fallBack(describe(reply));
       return;
+    }
+    if (this.#failing !== null) {
+      this.options.logger?.info("slashing database checkpoints succeed again", {
+        failed: this.#failures,
+      });
+      this.#failing = null;
+      this.#retryMs = 0;
     }
     const behind = reply.busy || reply.checkpointedFrames < reply.walFrames;
     if (behind && this.#catchUpRounds < MAX_CATCH_UP_ROUNDS) {
@@ -200,6 +248,31 @@ class BackgroundCheckpoints implements WalCheckpoints {
       this.#due = false;
       this.committed();
     }
+  }
+
+  /** A checkpoint failed, the worker still runs: said once, tried again after a growing pause. */
+  #failed(reason: string): void {
+    this.#failures++;
+    this.#catchUpRounds = 0;
+    if (this.#failing === null) {
+      this.options.logger?.warn(
+        "slashing database checkpoints fail: the records stay safe in the -wal file, which grows " +
+          "until one succeeds; /healthcheck is DOWN meanwhile",
+        { reason },
+      );
+    }
+    this.#failing = reason;
+    this.#retryMs = Math.min(
+      RETRY_MAX_MS,
+      this.#retryMs === 0 ? (this.options.retryFirstMs ?? RETRY_FIRST_MS) : this.#retryMs * 2,
+    );
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#due = false;
+      this.#start();
+    }, this.#retryMs);
+    this.#timer.unref();
   }
 
   /** The worker answers requests one by one, in the order they were sent. */
@@ -226,6 +299,7 @@ class BackgroundCheckpoints implements WalCheckpoints {
 
   /** The worker is gone: nothing it was asked will be answered. */
   #onWorkerLost(reason: string): void {
+    this.#lost = true;
     const waiting = this.#waiting.splice(0);
     for (const answer of waiting) answer.resolve({ type: "failed", reason });
     if (waiting.length === 0 && !this.#stopped) this.fallBack(reason);
