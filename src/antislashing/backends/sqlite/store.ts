@@ -108,6 +108,12 @@ import {
   type StagedDecision,
 } from "../../store";
 import {
+  attestationBoundRefusal,
+  blockBoundRefusal,
+  type DatabaseWatermarks,
+  type WatermarkChange,
+} from "../../watermarks";
+import {
   checkBeforeWriting,
   type DatabaseFiles,
   databaseFiles,
@@ -120,6 +126,7 @@ import { GroupCommit } from "./group-commit";
 import { MIGRATIONS, SQLITE_SCHEMA_VERSION } from "./migrations";
 import { INLINE_CHECKPOINTS, startBackgroundCheckpoints } from "./wal-checkpoint";
 import { openWalSync, type SyncWal, type WalSync, type WalWatch } from "./wal-sync";
+import { readDatabaseWatermarks, writeWatermarkChange } from "./watermarks";
 
 export interface SqliteStoreOptions {
   /**
@@ -402,6 +409,9 @@ class SqliteSlashingStore implements SlashingStore {
       const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
       if (!bytesEqual(stored, genesisValidatorsRoot))
         return genesisMismatch(genesisValidatorsRoot, stored);
+      // watermark-repair's bounds (watermarks.ts), in this transaction.
+      const bound = blockBoundRefusal(readDatabaseWatermarks(this.db), proposal.slot);
+      if (bound !== null) return bound;
       const id = this.validatorId(proposal.pubkey);
       const history: BlockHistory =
         id === null
@@ -440,6 +450,10 @@ class SqliteSlashingStore implements SlashingStore {
       const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
       if (!bytesEqual(stored, genesisValidatorsRoot))
         return genesisMismatch(genesisValidatorsRoot, stored);
+      // watermark-repair's bounds (watermarks.ts), in this transaction.
+      const bounds = readDatabaseWatermarks(this.db);
+      const bound = attestationBoundRefusal(bounds, vote.sourceEpoch, vote.targetEpoch);
+      if (bound !== null) return bound;
       const id = this.validatorId(vote.pubkey);
       const history: AttestationHistory =
         id === null
@@ -822,6 +836,26 @@ class SqliteSlashingStore implements SlashingStore {
     }
     return removed;
   }
+
+  // ─── watermark-repair (backends/sqlite/watermarks.ts) ───
+
+  async databaseWatermarks(): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    return readDatabaseWatermarks(this.db);
+  }
+
+  async changeWatermarks(change: WatermarkChange): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    let after: DatabaseWatermarks | undefined;
+    await this.commits.submit(() => {
+      after = writeWatermarkChange(this.db, change);
+      return SAME_DATA;
+    });
+    if (after === undefined) throw new Error("sqlite: the watermark change was not made");
+    return after;
+  }
+
+  // ─── end of watermark-repair ───
 
   /**
    * Also fails once the WAL could not be synced, or once the files at the paths are no longer the
