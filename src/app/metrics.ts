@@ -1,4 +1,5 @@
 import type { SlashingStore } from "../antislashing/store";
+import type { DatabaseWatermarks } from "../antislashing/watermarks";
 import type { BlsWorkerStats } from "../bls/pool";
 import type { Config } from "../config/schema";
 import { errorResponse } from "../http/errors";
@@ -35,6 +36,8 @@ export function wireMetrics(
     isUnsealed: () => boolean;
     /** antislashing.backend as opened: noop protects nothing, and the gauge says so. */
     slashingBackend: SlashingStore["backend"];
+    /** The database-wide watermarks last read (app/watermarks.ts); undefined before the first read. */
+    watermarks?: () => DatabaseWatermarks | undefined;
     /** The BLS worker pool's per-worker figures; empty when signing on the main thread. */
     blsWorkers: () => readonly BlsWorkerStats[];
     /** Stateful mode: its refused seal shares are counted. */
@@ -64,6 +67,19 @@ export function wireMetrics(
     "1 when a slashing protection database guards signing, 0 for the noop backend; by backend.",
     "backend",
     () => ({ [deps.slashingBackend]: deps.slashingBackend === "noop" ? 0 : 1 }),
+  );
+
+  // -1 while there is none: an alert on `>= 0` shows a signer bounded by watermark-repair.
+  const high = () => deps.watermarks?.()?.high;
+  metrics.gauge(
+    "signer_slashing_high_watermark_epoch",
+    "The slashing protection database's high watermark epoch (watermark-repair); -1 when none.",
+    () => Number(high()?.epoch ?? -1n),
+  );
+  metrics.gauge(
+    "signer_slashing_high_watermark_slot",
+    "The slashing protection database's high watermark slot (watermark-repair); -1 when none.",
+    () => Number(high()?.slot ?? -1n),
   );
 
   // One series per worker thread: a worker whose queue grows while the others idle points at
