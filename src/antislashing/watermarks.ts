@@ -12,9 +12,11 @@
  * So a database whose high watermark is (E, S) and another whose low watermark is (E, S) never
  * sign the same slot or the same target epoch: the cluster-migration runbook of
  * docs/antislashing.md. A store reads them inside the same atomic step as its other rules (sqlite:
- * the check's transaction; postgres: the check's statement, under a key-share lock the repair
- * waits for; dynamodb: a copy at most WATERMARK_REFRESH_MS old, safe because a high watermark must
- * lie beyond what a signer may sign for a whole epoch, see highWatermarkProblem).
+ * the check's transaction, which no change can overlap; postgres: the check's statement;
+ * dynamodb: a copy at most WATERMARK_REFRESH_MS old). A check in flight while a change commits
+ * (postgres) or within that time after it (dynamodb) may still decide with the old bounds; that is
+ * safe because a high watermark must lie a whole epoch beyond the latest epoch any signer may sign
+ * when it is set (highWatermarkProblem), and a low watermark is raised before its signers start.
  *
  * They apply before the history rules (rules.ts) and refuse even a repeat of a recorded message:
  * a bound says what this database signs, whatever it signed before.
@@ -72,6 +74,8 @@ export function attestationBoundRefusal(
   sourceEpoch: bigint,
   targetEpoch: bigint,
 ): Decision | null {
+  // Malformed (source after target): the history rules refuse it as such, on every backend.
+  if (sourceEpoch > targetEpoch) return null;
   const { high, low } = bounds;
   if (high !== undefined && (sourceEpoch >= high.epoch || targetEpoch >= high.epoch)) {
     const which =

@@ -62,6 +62,13 @@ export function watermarkConformance(
       expect(await voteAt(V2, 8, 9)).toBe("new");
     });
 
+    test("a source after its target is source_after_target, whatever the bounds", async () => {
+      await store.changeWatermarks({ kind: "set_high", high: { epoch: 10n, slot: 320n } });
+      await store.changeWatermarks({ kind: "raise_low", low: { epoch: 5n, slot: 160n } });
+      expect(await voteAt(V1, 11, 9)).toBe("source_after_target");
+      expect(await voteAt(V1, 6, 4)).toBe("source_after_target");
+    });
+
     test("a refusal by the high watermark records nothing; removing it signs again", async () => {
       await store.changeWatermarks({ kind: "set_high", high: { epoch: 10n, slot: 320n } });
       expect(await voteAt(V1, 9, 11)).toBe("attestation_at_or_above_high_watermark");

@@ -28,7 +28,7 @@ const PINNED: Record<string, { list: readonly AnyMigration[]; sha256: readonly s
       "e683f188563cc43228aa90fe24dd292bb379cb2c5bc7d81e6d159afdf981ab05",
       "093e1d2bea7eae5641b9cc4c679dd4edbf3d9adf7a12203e4d1a91fefd134d4c",
       "284bc0827f074518dd979fe022f16b02d742b9ae2bdb60cff9061c3c9154f2a0",
-      "44fa6f9dfce8b30a4e10b44548e8f5fb6170f73a68598ad55c18502709e5e23c",
+      "be1c0524ef075ff3fa7fa3efcb118f309851502014fd707d10cf2130fa869a91",
     ],
   },
   "slashing protection, sqlite": {

@@ -524,8 +524,9 @@ class PostgresStore implements SlashingStore {
   }
 
   /**
-   * FOR UPDATE waits for the checks in flight (each holds the row FOR KEY SHARE) and makes every
-   * later one wait for this commit, then read the new row (migrations.ts, V6).
+   * FOR UPDATE serialises two changes; checks read the row without a lock, so they never wait
+   * for a change, and every check that starts after its commit reads the new row (migrations.ts,
+   * V6, says why one in flight may use the old one).
    */
   async changeWatermarks(change: WatermarkChange): Promise<DatabaseWatermarks> {
     this.assertOpen();
