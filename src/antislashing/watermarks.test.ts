@@ -6,6 +6,7 @@ import {
   blockBoundRefusal,
   highWatermarkBody,
   highWatermarkProblem,
+  highWatermarkRaiseProblem,
   requestedLowWatermark,
 } from "./watermarks";
 
@@ -97,5 +98,20 @@ describe("the low watermark asked for", () => {
   test("given neither, the next epoch and its first slot; without a clock, a reason", () => {
     expect(requestedLowWatermark({}, 32n, 100n)).toEqual(mark(101, 3232));
     expect(requestedLowWatermark({}, 32n, undefined)).toContain("genesis time is unknown");
+  });
+});
+
+describe("replacing a high watermark", () => {
+  const stored = mark(110, 3520);
+  test("lowering it, or replacing one still ahead, is fine", () => {
+    expect(highWatermarkRaiseProblem(undefined, mark(200, 6400), 102n)).toBeNull();
+    expect(highWatermarkRaiseProblem(stored, mark(105, 3360), 120n)).toBeNull();
+    expect(highWatermarkRaiseProblem(stored, mark(200, 6400), 109n)).toBeNull();
+  });
+  test("raising one a signer may have reached is refused, naming the way out", () => {
+    const problem = highWatermarkRaiseProblem(stored, mark(200, 6400), 110n);
+    expect(problem).toContain("the high watermark (epoch 110, slot 3520) has been reached");
+    expect(problem).toContain("--remove-high-watermark first");
+    expect(highWatermarkRaiseProblem(stored, mark(110, 3521), 115n)).not.toBeNull();
   });
 });

@@ -156,6 +156,27 @@ export function highWatermarkProblem(
 }
 
 /**
+ * Why `next` cannot replace the stored high watermark, or null when it can: raising one that a
+ * signer may already have reached (its epoch at or below the latest epoch a signer may sign now)
+ * would let this database sign again what, after a migration, another one signs from there on.
+ * Lowering one, or replacing one still ahead, is fine; removing it is the operator's explicit step.
+ */
+export function highWatermarkRaiseProblem(
+  stored: Watermark | undefined,
+  next: Watermark,
+  latestSignableEpoch: bigint,
+): string | null {
+  if (stored === undefined) return null;
+  if (next.epoch <= stored.epoch && next.slot <= stored.slot) return null;
+  if (stored.epoch > latestSignableEpoch) return null;
+  return (
+    `the high watermark (${describeWatermark(stored)}) has been reached: a signer may sign up to ` +
+    `epoch ${latestSignableEpoch} now, and another database may be signing from it on, so it is ` +
+    "not raised; remove it with --remove-high-watermark first if this database is to sign beyond it"
+  );
+}
+
+/**
  * The low watermark `--epoch` / `--slot` ask for: the one given; for the other, the first slot of
  * the given epoch, or the epoch of the given slot rounded up (a whole epoch, never part of one);
  * with neither, the next epoch of the network's clock and its first slot. A string: why there is

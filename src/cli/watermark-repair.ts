@@ -6,6 +6,7 @@ import {
   type DatabaseWatermarks,
   describeWatermark,
   highWatermarkProblem,
+  highWatermarkRaiseProblem,
   requestedLowWatermark,
   type Watermark,
   type WatermarkChange,
@@ -91,6 +92,14 @@ function clockOf(network: NetworkConstants, genesisTime: bigint) {
     secondsPerSlot: network.secondsPerSlot,
     slotsPerEpoch: BigInt(network.preset.SLOTS_PER_EPOCH),
   };
+}
+
+/** The latest epoch a signer may sign now (antislashing.max_future_epochs ahead of the clock). */
+function latestSignableEpoch(config: Config, network: NetworkConstants): bigint | undefined {
+  const current = currentEpoch(network);
+  return current === undefined
+    ? undefined
+    : current + BigInt(config.antislashing.max_future_epochs);
 }
 
 /** The change to make, or the one-line reason it is refused (exit 2, nothing opened). */
@@ -202,13 +211,21 @@ export const watermarkRepairCommand = defineCommand({
     if (config.antislashing.backend === "noop") {
       fail("antislashing.backend is noop: it keeps no watermarks; nothing was changed", EXIT_USAGE);
     }
-    const change = changeFor(request, config, configuredNetwork(config));
+    const network = configuredNetwork(config);
+    const change = changeFor(request, config, network);
     const line = await withStore(
       config,
       async (store) => {
         if (request.kind === "raise_low" && request.validators && change.kind === "raise_low") {
           await raiseValidatorFloors(store, request.validators, change.low);
           return `slashing protection database ${store.location}: low watermark of ${request.validators.length} validators raised to ${describeWatermark(change.low)} (never lowered)`;
+        }
+        if (change.kind === "set_high") {
+          const stored = (await store.databaseWatermarks()).high;
+          const latest = latestSignableEpoch(config, network);
+          const problem =
+            latest === undefined ? null : highWatermarkRaiseProblem(stored, change.high, latest);
+          if (problem !== null) fail(`${problem}; nothing was changed`, EXIT_USAGE);
         }
         return summary(store.location, await store.changeWatermarks(change));
       },

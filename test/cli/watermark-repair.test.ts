@@ -123,6 +123,23 @@ describe("sigil slashing watermark-repair: the high watermark", () => {
     expect(await stored()).toEqual({});
   });
 
+  test("one a signer may have reached is not raised; removed first, a new one is set", async () => {
+    const { repair, stored, database } = setup("high-reached");
+    // Set as an earlier run would have, when epoch 101 still lay ahead; a signer may now sign to 102.
+    const store = await openSqliteStore(database, { create: false });
+    await store.changeWatermarks({ kind: "set_high", high: mark(101, 3232) });
+    await store.close();
+    const raised = repair("--set-high-watermark", "--epoch", "200", "--slot", "6400");
+    expect(raised.code).toBe(2);
+    expect(raised.stderr).toContain("the high watermark (epoch 101, slot 3232) has been reached");
+    expect(raised.stderr).toContain("remove it with --remove-high-watermark first");
+    expect(await stored()).toEqual({ high: mark(101, 3232) });
+    expect(repair("--remove-high-watermark").code).toBe(0);
+    const set = repair("--set-high-watermark", "--epoch", "200", "--slot", "6400");
+    expect(set.code, set.stderr).toBe(0);
+    expect(await stored()).toEqual({ high: mark(200, 6400) });
+  });
+
   test("usage: both --epoch and --slot; --remove-high-watermark alone; noop has none", () => {
     const { repair } = setup("high-usage");
     const half = repair("--set-high-watermark", "--epoch", "200");
