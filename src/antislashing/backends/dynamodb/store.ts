@@ -16,13 +16,8 @@
  * A metadata item under the reserved key "genesis_validators_root" (never a valid pubkey) holds
  * the genesis validators root: written on first use with a conditional put, then cached.
  *
- * The database-wide watermarks of watermark-repair (../../watermarks.ts) live in the item under
- * the reserved key "database_watermarks". A check cannot read a second item in its one conditional
- * write, so each signer applies a copy at most `watermarkRefreshMs` (1 s) old, read with a
- * strongly consistent GetItem. That staleness is safe for the high watermark because one can only
- * be set a whole epoch beyond the latest epoch any signer may sign at that moment
- * (highWatermarkProblem): by the time a message at it can pass the future-epoch bound, every
- * signer has read it. Low watermarks are raised with the signers stopped (the runbook).
+ * The database-wide watermarks of watermark-repair live in the item "database_watermarks"; each
+ * check applies a copy at most 1 s old (watermarks.ts here says why that is safe).
  *
  * uint64 values are DynamoDB numbers written and read as decimal strings (`{ N: "…" }`) and parsed
  * with BigInt: they never pass through a JS number. Service and network errors always propagate.
@@ -49,7 +44,6 @@ import {
   bytesToHex,
   checkImportedValidator,
   hexToBytes,
-  isUint64,
   PUBKEY_HEX,
 } from "../../encoding";
 import {
@@ -78,14 +72,14 @@ import {
   type ValidatorFloors,
 } from "../../store";
 import {
-  applyWatermarkChange,
   attestationBoundRefusal,
   blockBoundRefusal,
   type DatabaseWatermarks,
-  NO_WATERMARKS,
-  WATERMARK_REFRESH_MS,
   type WatermarkChange,
 } from "../../watermarks";
+import { DynamoWatermarks, uintAttribute, WATERMARKS_KEY } from "./watermarks";
+
+export { WATERMARKS_KEY };
 
 export interface DynamoStoreOptions {
   /** Table with partition key `pubkey` (string) and no sort key. */
@@ -116,8 +110,6 @@ export class DynamoTableError extends Error {
 
 /** Partition key of the metadata item; cannot collide with a pubkey (`0x` + 96 hex). */
 export const METADATA_KEY = "genesis_validators_root";
-/** Partition key of the database-wide watermarks' item (watermark-repair). */
-export const WATERMARKS_KEY = "database_watermarks";
 
 /** Attribute names (see docs/antislashing-dynamodb.md). */
 export const ATTR = {
@@ -130,15 +122,8 @@ export const ATTR = {
   updatedAt: "updated_at",
   genesisValidatorsRoot: "genesis_validators_root",
   createdAt: "created_at",
-  lowEpoch: "low_epoch",
-  lowSlot: "low_slot",
-  highEpoch: "high_epoch",
-  highSlot: "high_slot",
-  /** The watermarks item's write count: each change is conditional on the one it read. */
-  version: "version",
 } as const;
 
-const UINT = /^(0|[1-9][0-9]*)$/;
 const ROOT_HEX = /^0x[0-9a-fA-F]{64}$/;
 /** Optimistic import merges retry this often when signers keep moving the item. */
 const IMPORT_ATTEMPTS = 20;
@@ -272,10 +257,8 @@ class DynamoSlashingStore implements SlashingStore {
   private readonly logger: Logger | undefined;
   private readonly scanPageSize: number | undefined;
   private readonly importConcurrency: number;
-  private readonly watermarkRefreshMs: number;
-  /** The copy checks apply, and when the read that returned it was sent. */
-  private watermarks: { value: DatabaseWatermarks; readAt: number } | undefined;
-  private watermarkRead: { promise: Promise<DatabaseWatermarks>; sentAt: number } | undefined;
+  /** watermark-repair's bounds, and the copy checks apply (./watermarks.ts). */
+  private readonly watermarks: DynamoWatermarks;
   /** The stored genesis validators root (lower-case hex) once read or written; it never changes. */
   private gvr: string | undefined;
   private closed = false;
@@ -286,7 +269,11 @@ class DynamoSlashingStore implements SlashingStore {
     this.logger = options.logger;
     this.scanPageSize = options.scanPageSize;
     this.importConcurrency = Math.max(1, options.importConcurrency ?? 16);
-    this.watermarkRefreshMs = Math.max(0, options.watermarkRefreshMs ?? WATERMARK_REFRESH_MS);
+    this.watermarks = new DynamoWatermarks(
+      options.client,
+      options.table,
+      options.watermarkRefreshMs,
+    );
   }
 
   async checkAndInsertBlock(
@@ -297,7 +284,7 @@ class DynamoSlashingStore implements SlashingStore {
     assertBlockProposal(genesisValidatorsRoot, proposal);
     const mismatch = await this.checkGvr(bytesToHex(genesisValidatorsRoot));
     if (mismatch !== undefined) return mismatch;
-    const bound = blockBoundRefusal(await this.currentWatermarks(), proposal.slot);
+    const bound = blockBoundRefusal(await this.watermarks.current(), proposal.slot);
     if (bound !== null) return bound;
     return this.checkAndInsert(proposal.pubkey, "block", {
       update: `SET ${ATTR.maxBlockSlot} = :slot, ${ATTR.maxBlockRoot} = :root, ${ATTR.updatedAt} = :now`,
@@ -321,7 +308,7 @@ class DynamoSlashingStore implements SlashingStore {
     if (mismatch !== undefined) return mismatch;
     // source_after_target needs no read: it is refused whatever is stored.
     if (vote.sourceEpoch > vote.targetEpoch) return decideAttestationMinimal(null, vote);
-    const bounds = await this.currentWatermarks();
+    const bounds = await this.watermarks.current();
     const bound = attestationBoundRefusal(bounds, vote.sourceEpoch, vote.targetEpoch);
     if (bound !== null) return bound;
     return this.checkAndInsert(vote.pubkey, "attestation", {
@@ -436,48 +423,12 @@ class DynamoSlashingStore implements SlashingStore {
 
   async databaseWatermarks(): Promise<DatabaseWatermarks> {
     this.assertOpen();
-    return (await this.readWatermarks()).value;
+    return (await this.watermarks.read()).value;
   }
 
-  /** Read, change, and write on condition that the item is still the one read; retried if not. */
   async changeWatermarks(change: WatermarkChange): Promise<DatabaseWatermarks> {
     this.assertOpen();
-    for (let attempt = 1; attempt <= IMPORT_ATTEMPTS; attempt++) {
-      const sentAt = Date.now();
-      const { value, version } = await this.readWatermarks();
-      const next = applyWatermarkChange(value, change);
-      const item: Item = {
-        [ATTR.pubkey]: str(WATERMARKS_KEY),
-        [ATTR.version]: num(version + 1n),
-        [ATTR.updatedAt]: this.now(),
-      };
-      if (next.low) {
-        item[ATTR.lowEpoch] = num(next.low.epoch);
-        item[ATTR.lowSlot] = num(next.low.slot);
-      }
-      if (next.high) {
-        item[ATTR.highEpoch] = num(next.high.epoch);
-        item[ATTR.highSlot] = num(next.high.slot);
-      }
-      try {
-        await this.client.send(
-          new PutItemCommand({
-            TableName: this.table,
-            Item: item,
-            ConditionExpression:
-              version === 0n ? `attribute_not_exists(${ATTR.pubkey})` : `${ATTR.version} = :v`,
-            ...(version !== 0n && { ExpressionAttributeValues: { ":v": num(version) } }),
-          }),
-        );
-        this.watermarks = { value: next, readAt: sentAt };
-        return next;
-      } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      }
-    }
-    throw new Error(
-      `DynamoDB table "${this.table}": the watermarks item kept changing while it was written`,
-    );
+    return this.watermarks.change(change);
   }
 
   async storedGenesisValidatorsRoot(): Promise<Uint8Array | null> {
@@ -593,65 +544,6 @@ class DynamoSlashingStore implements SlashingStore {
       }),
     );
     return result.Item;
-  }
-
-  /**
-   * The watermarks a check applies: the copy, if the read that returned it was sent less than
-   * `watermarkRefreshMs` ago, else a fresh read (checks arriving meanwhile share it, if it was
-   * sent within that time too).
-   */
-  private async currentWatermarks(): Promise<DatabaseWatermarks> {
-    const now = Date.now();
-    const copy = this.watermarks;
-    if (copy !== undefined && now - copy.readAt < this.watermarkRefreshMs) return copy.value;
-    const pending = this.watermarkRead;
-    if (pending !== undefined && now - pending.sentAt < this.watermarkRefreshMs) {
-      return pending.promise;
-    }
-    const read = {
-      sentAt: now,
-      promise: this.readWatermarks().then(({ value }) => {
-        if (this.watermarks === undefined || this.watermarks.readAt < read.sentAt) {
-          this.watermarks = { value, readAt: read.sentAt };
-        }
-        return value;
-      }),
-    };
-    this.watermarkRead = read;
-    const settled = () => {
-      if (this.watermarkRead === read) this.watermarkRead = undefined;
-    };
-    read.promise.then(settled, settled);
-    return read.promise;
-  }
-
-  private async readWatermarks(): Promise<{ value: DatabaseWatermarks; version: bigint }> {
-    const item = await this.readItem(WATERMARKS_KEY);
-    if (item === undefined) return { value: NO_WATERMARKS, version: 0n };
-    const corrupt = (what: string) =>
-      new Error(`DynamoDB table "${this.table}": the item "${WATERMARKS_KEY}" has ${what}`);
-    const uint = (name: string): bigint | undefined => {
-      const value = item[name];
-      if (value === undefined) return undefined;
-      if (value.N === undefined || !UINT.test(value.N)) throw corrupt(`a malformed ${name}`);
-      const parsed = BigInt(value.N);
-      if (!isUint64(parsed)) throw corrupt(`${name} outside uint64`);
-      return parsed;
-    };
-    const mark = (epochName: string, slotName: string) => {
-      const epoch = uint(epochName);
-      const slot = uint(slotName);
-      if ((epoch === undefined) !== (slot === undefined)) {
-        throw corrupt(`only one of ${epochName} and ${slotName}`);
-      }
-      return epoch === undefined || slot === undefined ? undefined : { epoch, slot };
-    };
-    const low = mark(ATTR.lowEpoch, ATTR.lowSlot);
-    const high = mark(ATTR.highEpoch, ATTR.highSlot);
-    return {
-      value: { ...(low && { low }), ...(high && { high }) },
-      version: uint(ATTR.version) ?? 1n,
-    };
   }
 
   private async *readItems(pubkeys: readonly string[]): AsyncIterable<Item> {
@@ -788,14 +680,7 @@ class DynamoSlashingStore implements SlashingStore {
   private decode(item: Item, pubkey: string): Watermarks {
     const corrupt = (what: string) =>
       new Error(`DynamoDB table "${this.table}": the item of ${pubkey} has ${what}`);
-    const uint = (name: string): bigint | null => {
-      const value = item[name];
-      if (value === undefined) return null;
-      if (value.N === undefined || !UINT.test(value.N)) throw corrupt(`a malformed ${name}`);
-      const parsed = BigInt(value.N);
-      if (!isUint64(parsed)) throw corrupt(`${name} outside uint64`);
-      return parsed;
-    };
+    const uint = (name: string): bigint | null => uintAttribute(item, name, corrupt) ?? null;
     const root = (name: string): Uint8Array | null => {
       const value = item[name];
       if (value === undefined) return null;
