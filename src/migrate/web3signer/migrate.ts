@@ -88,8 +88,9 @@ export async function migrateWeb3Signer(
     throw new MigrationRefusedError(
       `Web3Signer has a high watermark (${describeHigh(high)}): it refuses to sign at or beyond ` +
         "it, and the migration does not carry it over. Remove it (Web3Signer's watermark-repair " +
-        "--remove-high-watermark), or pass --ignore-high-watermark to migrate without it and set " +
-        "it again with sigil slashing watermark-repair --set-high-watermark",
+        "--remove-high-watermark), or pass --ignore-high-watermark to migrate without it; where " +
+        "sigil takes over from that Web3Signer at it, raise sigil's low watermark there " +
+        "(sigil slashing watermark-repair --epoch E --slot S, docs/antislashing.md)",
     );
   }
 
