@@ -1,5 +1,9 @@
 import type { SlashingStore } from "../antislashing/store";
-import { type DatabaseWatermarks, highWatermarkBody } from "../antislashing/watermarks";
+import {
+  type DatabaseWatermarks,
+  describeWatermark,
+  highWatermarkBody,
+} from "../antislashing/watermarks";
 import { SigilError } from "../errors";
 import type { Logger } from "../observability/log";
 
@@ -35,7 +39,18 @@ export function watchWatermarks(
     read().catch((error: unknown) =>
       log.debug("could not read the watermarks for the metrics", { error: String(error) }),
     );
-  void refresh();
+  // At start-up, a bound is worth a line: a signer that signs nothing beyond it should say so.
+  void read().then(
+    (found) => {
+      if (found.low === undefined && found.high === undefined) return;
+      log.info("slashing protection database watermarks (sigil slashing watermark-repair)", {
+        low: describeWatermark(found.low),
+        high: describeWatermark(found.high),
+      });
+    },
+    (error: unknown) =>
+      log.debug("could not read the watermarks for the metrics", { error: String(error) }),
+  );
   const timer = setInterval(refresh, refreshMs);
   timer.unref?.();
   return {
