@@ -54,6 +54,8 @@ function unstaged(store: SlashingStore): SlashingStore {
     checkAndInsertAttestation: (gvr, vote) => store.checkAndInsertAttestation(gvr, vote),
     importInterchange: (source) => store.importInterchange(source),
     exportInterchange: (pubkeys) => store.exportInterchange(pubkeys),
+    databaseWatermarks: () => store.databaseWatermarks(),
+    changeWatermarks: (change) => store.changeWatermarks(change),
     ping: () => store.ping(),
     close: () => store.close(),
   };

@@ -8,6 +8,8 @@
  * and reports "same_data"; an imported record without a signing root never matches.
  */
 
+import type { DatabaseWatermarks, WatermarkChange } from "./watermarks";
+
 /** 0x + 96 lower-case hex. */
 export type PubkeyHex = string;
 
@@ -34,6 +36,9 @@ export type RefusalReason =
   | "attestation_source_below_low_watermark"
   | "attestation_target_below_low_watermark"
   | "genesis_validators_root_mismatch"
+  /** The database's high watermark (watermarks.ts, `sigil slashing watermark-repair`). */
+  | "block_slot_at_or_above_high_watermark"
+  | "attestation_at_or_above_high_watermark"
   /** The future-epoch bound (future.ts), applied before the store: such a message is never recorded. */
   | "block_slot_too_far_in_future"
   | "attestation_target_too_far_in_future";
@@ -182,6 +187,16 @@ export interface SlashingStore {
    * oldest record kept, so pruning can only make the store refuse more, never less.
    */
   prune?(epochs: bigint): Promise<{ blocks: number; attestations: number }>;
+  /**
+   * The database-wide low and high watermarks (watermarks.ts), as stored now: every check applies
+   * them in its own atomic step. The noop backend has none.
+   */
+  databaseWatermarks(): Promise<DatabaseWatermarks>;
+  /**
+   * `sigil slashing watermark-repair`: one atomic change of the stored watermarks (a low one only
+   * rises); resolves, once durable, with the watermarks after it. The noop backend refuses it.
+   */
+  changeWatermarks(change: WatermarkChange): Promise<DatabaseWatermarks>;
   /** Throws when the database cannot be reached (health check). */
   ping(): Promise<void>;
   /** Optional (sqlite writers): how the database's upkeep goes, for health and metrics. */

@@ -1,4 +1,5 @@
 import type { SlashingStore } from "../antislashing/store";
+import type { DatabaseWatermarks } from "../antislashing/watermarks";
 import type { BlsWorkerStats } from "../bls/pool";
 import type { Config } from "../config/schema";
 import { errorResponse } from "../http/errors";
@@ -37,6 +38,8 @@ export function wireMetrics(
     slashingBackend: SlashingStore["backend"];
     /** sqlite: how the WAL's checkpoints go (absent for other backends). */
     slashingMaintenance?: SlashingStore["maintenance"];
+    /** The database-wide watermarks last read (app/watermarks.ts); undefined before the first read. */
+    watermarks?: () => DatabaseWatermarks | undefined;
     /** The BLS worker pool's per-worker figures; empty when signing on the main thread. */
     blsWorkers: () => readonly BlsWorkerStats[];
     /** Stateful mode: its refused seal shares are counted. */
@@ -86,6 +89,18 @@ export function wireMetrics(
       () => upkeep().walBytes,
     );
   }
+  // -1 while there is none: an alert on `>= 0` shows a signer bounded by watermark-repair.
+  const high = () => deps.watermarks?.()?.high;
+  metrics.gauge(
+    "signer_slashing_high_watermark_epoch",
+    "The slashing protection database's high watermark epoch (watermark-repair); -1 when none.",
+    () => Number(high()?.epoch ?? -1n),
+  );
+  metrics.gauge(
+    "signer_slashing_high_watermark_slot",
+    "The slashing protection database's high watermark slot (watermark-repair); -1 when none.",
+    () => Number(high()?.slot ?? -1n),
+  );
 
   // One series per worker thread: a worker whose queue grows while the others idle points at
   // keys unevenly spread or a stuck thread.

@@ -18,6 +18,7 @@ import { sealRoutes } from "../http/routes/seal";
 import { signerKeysRoutes } from "../http/routes/signer-keys";
 import { signingRoutes } from "../http/routes/signing";
 import { statusRoutes } from "../http/routes/status";
+import { watermarkRoutes } from "../http/routes/watermarks";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
 import { loadServerTls, type ServerTls } from "../http/tls";
 import { KeyInventory } from "../keys/inventory";
@@ -44,6 +45,7 @@ import {
   schedulePruning,
   slashingHealth,
 } from "./slashing";
+import { watchWatermarks } from "./watermarks";
 
 export interface RunningSigner {
   readonly http: RunningHttpServer;
@@ -163,6 +165,7 @@ async function startWithStore(
   const network = configuredNetwork(config);
   const writes = new WriteHealth();
   const stopPruning = schedulePruning(store, config, logger);
+  const watermarks = watchWatermarks(store, logger);
   const limiter = new JobLimiter({
     maxConcurrent: config.max_concurrent_signing_jobs,
     maxQueued: config.signing_queue_buffer_size,
@@ -176,6 +179,7 @@ async function startWithStore(
     isUnsealed,
     slashingBackend: store.backend,
     slashingMaintenance: store.maintenance,
+    watermarks: () => watermarks.current(),
     blsWorkers: running.workerStats,
     ...(seal && { seal }),
   });
@@ -255,6 +259,7 @@ async function startWithStore(
     ...healthRoutes(health),
     ...signingRoutes(signing, tracer),
     ...statusRoutes(status),
+    ...watermarkRoutes(() => watermarks.highWatermark()),
     ...keyManager.routes,
     ...reloadRoutes(keySources.reloader),
     ...signerKeysRoutes({
@@ -337,6 +342,7 @@ async function startWithStore(
         Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false),
       ]);
       stopPruning();
+      watermarks.stop();
       cloudKv?.stop();
       await metrics.stop();
       // Flushes the spans of the last requests (bounded, so a dead collector cannot hold the stop).

@@ -19,6 +19,7 @@ import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit, SLASHING_SCOPE } from "./config-args";
 import { EXIT_FAILURE, EXIT_USAGE, fail } from "./exit";
+import { watermarkRepairCommand } from "./watermark-repair";
 
 const fileArg = (direction: "read" | "written") =>
   ({
@@ -290,11 +291,16 @@ export const slashingCommand = defineCommand({
   meta: {
     name: "slashing",
     description:
-      "Create the slashing protection database, or import or export its data (EIP-3076 interchange)",
+      "Create the slashing protection database, import or export its data (EIP-3076 interchange), or repair its watermarks",
     examples: [
       "sigil slashing init -c /etc/sigil/config.yaml",
       "sigil slashing export -c /etc/sigil/config.yaml --file slashing-protection.json",
     ],
   },
-  subCommands: { init: initCommand, import: importCommand, export: exportCommand },
+  subCommands: {
+    init: initCommand,
+    import: importCommand,
+    export: exportCommand,
+    "watermark-repair": watermarkRepairCommand,
+  },
 });

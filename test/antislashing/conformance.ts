@@ -32,6 +32,7 @@ import type {
   StagedDecision,
 } from "../../src/antislashing/store";
 import { SlashingImportError } from "../../src/antislashing/store";
+import { watermarkConformance } from "./conformance-watermarks";
 import {
   block,
   exported,
@@ -1225,4 +1226,5 @@ export function slashingConformanceSuite(
       });
     }
   });
+  watermarkConformance(name, open, options.strategy);
 }

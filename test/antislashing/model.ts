@@ -9,6 +9,9 @@
  *   block:       double_block_proposal, block_slot_below_low_watermark
  *   attestation: source_after_target, double_vote, surrounding_vote, surrounded_vote,
  *                attestation_source_below_low_watermark, attestation_target_below_low_watermark
+ * The database-wide bounds of watermark-repair (`boundRefusal`, from Web3Signer's definition:
+ * sign only at or above the low watermark and below the high one) come before all of these but
+ * source_after_target, for both strategies.
  */
 import type { RefusalReason } from "../../src/antislashing/store";
 
@@ -37,6 +40,33 @@ export interface ModelImport {
 const NEW: ModelDecision = { outcome: "new" };
 const SAME: ModelDecision = { outcome: "same_data" };
 const no = (reason: RefusalReason): ModelDecision => ({ outcome: "refused", reason });
+
+/** The database-wide watermarks (watermark-repair); absent: none. */
+export interface ModelBounds {
+  low?: { epoch: bigint; slot: bigint };
+  high?: { epoch: bigint; slot: bigint };
+}
+
+/** The bounds' refusal of a message, or null when they allow it (or leave it to the rules). */
+export function boundRefusal(
+  bounds: ModelBounds,
+  message: { slot: bigint } | { source: bigint; target: bigint },
+): ModelDecision | null {
+  const { low, high } = bounds;
+  if ("slot" in message) {
+    if (high && message.slot >= high.slot) return no("block_slot_at_or_above_high_watermark");
+    if (low && message.slot < low.slot) return no("block_slot_below_low_watermark");
+    return null;
+  }
+  const { source, target } = message;
+  if (source > target) return null;
+  if (high && [source, target].some((e) => e >= high.epoch)) {
+    return no("attestation_at_or_above_high_watermark");
+  }
+  if (low && source < low.epoch) return no("attestation_source_below_low_watermark");
+  if (low && target < low.epoch) return no("attestation_target_below_low_watermark");
+  return null;
+}
 
 function sameRoot(stored: string | null, requested: string): boolean {
   return stored !== null && stored === requested;

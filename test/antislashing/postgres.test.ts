@@ -701,6 +701,10 @@ describe("migrations", () => {
     await store.close();
     // The same rows in a schema 3 database, where the lowest record was the watermark.
     await admin(url)`DELETE FROM sigil_schema_version WHERE version >= 4`;
+    // What schema 6 added (a schema 3 database has none of it).
+    await admin(url)`DROP FUNCTION sigil_check_and_insert_block_bounded`;
+    await admin(url)`DROP FUNCTION sigil_check_and_insert_attestation_bounded`;
+    await admin(url)`DROP TABLE sigil_database_watermarks`;
     const upgraded = await open(url);
     expect(await block(upgraded, pk, 150n, 3)).toMatchObject({
       outcome: "refused",
@@ -750,6 +754,7 @@ describe("migrations", () => {
     const tables = await admin(url)<{ t: string }[]>`
       SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`;
     expect(tables.map((r) => r.t)).toEqual([
+      "sigil_database_watermarks",
       "sigil_metadata",
       "sigil_schema_version",
       "sigil_signed_attestations",

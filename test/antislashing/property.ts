@@ -13,13 +13,22 @@
  *   slashingPropertySuite("sqlite", () => openSqliteStore(path, { create: true }), { strategy: "complete" });
  *
  * One store is opened for the whole property (`open` is called once); every generated sequence
- * uses 3 fresh pubkeys, so sequences cannot see each other's records.
+ * uses 3 fresh pubkeys, so sequences cannot see each other's records, and starts by removing the
+ * database-wide high watermark an earlier one may have set. (The low watermark is left out: it
+ * only rises, so one sequence's would bound every later one.)
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { bytesToHex } from "../../src/antislashing/encoding";
 import type { Decision, InterchangeValidator, SlashingStore } from "../../src/antislashing/store";
-import { CompleteModel, MinimalModel, type ModelDecision, type ModelImport } from "./model";
+import {
+  boundRefusal,
+  CompleteModel,
+  MinimalModel,
+  type ModelBounds,
+  type ModelDecision,
+  type ModelImport,
+} from "./model";
 import { GVR_A, interchange, pubkey, root } from "./support";
 
 type Op =
@@ -30,7 +39,10 @@ type Op =
       v: number;
       blocks: { slot: number; rooted: boolean; variant: number }[];
       attestations: { source: number; target: number; rooted: boolean; variant: number }[];
-    };
+    }
+  /** watermark-repair's high watermark: database-wide, so each sequence starts without one. */
+  | { kind: "set_high"; epoch: number; slot: number }
+  | { kind: "remove_high" };
 
 const validatorArb = fc.integer({ min: 0, max: 2 });
 const variantArb = fc.integer({ min: 0, max: 1 });
@@ -77,6 +89,15 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       ),
     }),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("set_high" as const),
+      epoch: fc.integer({ min: 0, max: 9 }),
+      slot: fc.integer({ min: 0, max: 13 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("remove_high" as const) }) },
 );
 
 const blockRoot = (v: number, slot: number, variant: number) => root("block", v, slot, variant);
@@ -111,7 +132,18 @@ export function slashingPropertySuite(
             const pk = (v: number) => pks[v] ?? "";
             const complete = new CompleteModel();
             const watermarks = new MinimalModel();
+            let bounds: ModelBounds = {};
+            await store.changeWatermarks({ kind: "remove_high" });
             for (const [index, op] of ops.entries()) {
+              if (op.kind === "set_high" || op.kind === "remove_high") {
+                const high = { epoch: BigInt(op.kind === "set_high" ? op.epoch : 0), slot: 0n };
+                if (op.kind === "set_high") high.slot = BigInt(op.slot);
+                await store.changeWatermarks(
+                  op.kind === "set_high" ? { kind: "set_high", high } : { kind: "remove_high" },
+                );
+                bounds = op.kind === "set_high" ? { high } : {};
+                continue;
+              }
               if (op.kind === "import") {
                 const entry: ModelImport = {
                   pubkey: pk(op.v),
@@ -158,10 +190,14 @@ export function slashingPropertySuite(
                     signingRoot: r,
                   }),
                 );
-                completeView = complete.decideBlock(pk(op.v), BigInt(op.slot), bytesToHex(r));
-                expected = minimal
-                  ? watermarks.block(pk(op.v), BigInt(op.slot), bytesToHex(r))
-                  : completeView;
+                const bound = boundRefusal(bounds, { slot: BigInt(op.slot) });
+                completeView =
+                  bound ?? complete.decideBlock(pk(op.v), BigInt(op.slot), bytesToHex(r));
+                expected =
+                  bound ??
+                  (minimal
+                    ? watermarks.block(pk(op.v), BigInt(op.slot), bytesToHex(r))
+                    : completeView);
                 if (actual.outcome === "new")
                   complete.block(pk(op.v), BigInt(op.slot), bytesToHex(r));
               } else {
@@ -175,10 +211,11 @@ export function slashingPropertySuite(
                     signingRoot: r,
                   }),
                 );
-                completeView = complete.decideAttestation(pk(op.v), s, t, bytesToHex(r));
-                expected = minimal
-                  ? watermarks.attestation(pk(op.v), s, t, bytesToHex(r))
-                  : completeView;
+                const bound = boundRefusal(bounds, { source: s, target: t });
+                completeView = bound ?? complete.decideAttestation(pk(op.v), s, t, bytesToHex(r));
+                expected =
+                  bound ??
+                  (minimal ? watermarks.attestation(pk(op.v), s, t, bytesToHex(r)) : completeView);
                 if (actual.outcome === "new") complete.attestation(pk(op.v), s, t, bytesToHex(r));
               }
               expect({ op: index, ...op, decision: actual }).toEqual({

@@ -89,6 +89,7 @@ describe("sqlite backend specifics", () => {
     // A schema 3 database holding the same rows: there the lowest record was the watermark.
     const db = new Database(path);
     db.run("UPDATE schema_version SET version = 3");
+    db.run("DROP TABLE database_watermarks"); // schema 5's
     db.close();
     const upgraded = await openSqliteStore(path, { create: true });
     try {

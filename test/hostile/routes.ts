@@ -175,6 +175,7 @@ export function signerRoutes(v: RouteValues): RouteSpec[] {
     get("/upcheck"),
     get("/healthcheck"),
     get("/api/v1/signer/status", "management"),
+    get("/api/v1/eth2/highWatermark", "management"),
     {
       ...get("/api/v1/signer/keys", "management"),
       query: { base: { limit: "10" }, fields: [field(["limit"], INTEGER, false)] },

@@ -28,6 +28,7 @@ const PINNED: Record<string, { list: readonly AnyMigration[]; sha256: readonly s
       "e683f188563cc43228aa90fe24dd292bb379cb2c5bc7d81e6d159afdf981ab05",
       "093e1d2bea7eae5641b9cc4c679dd4edbf3d9adf7a12203e4d1a91fefd134d4c",
       "284bc0827f074518dd979fe022f16b02d742b9ae2bdb60cff9061c3c9154f2a0",
+      "be1c0524ef075ff3fa7fa3efcb118f309851502014fd707d10cf2130fa869a91",
     ],
   },
   "slashing protection, sqlite": {
@@ -37,6 +38,7 @@ const PINNED: Record<string, { list: readonly AnyMigration[]; sha256: readonly s
       "7fb53f12474a5757e85753c88d62c7750daf5eb44b2426a72240b698d37ebbc7",
       "d8ebf72d82f100a23dd6ae9de0773b351986e211dc9d9d77a5f4741bb89fba0f",
       "5a65fdb79f18371a452af86f903f0115cbf31cba02547506e596b627ee7304cd",
+      "83c274da3605f6476eab1440be85be0baa7de5c2756986a1564231ac8f8ce5c9",
     ],
   },
   "signer_state, PostgreSQL": {

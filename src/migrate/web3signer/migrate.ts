@@ -1,7 +1,7 @@
 /**
  * Moves a Web3Signer slashing protection database into sigil's configured store: checks that the
- * two are for the same chain, refuses what sigil cannot carry over (a high watermark, unless the
- * operator accepts losing it), then imports every validator's records and low watermark in one
+ * two are for the same chain, refuses what it does not carry over (a high watermark, unless the
+ * operator accepts leaving it behind), then imports every validator's records and low watermark in one
  * `importInterchange` — all or nothing, as `sigil slashing import` is.
  */
 import { bytesToHex } from "../../antislashing/encoding";
@@ -24,7 +24,7 @@ import type { Web3SignerSnapshot } from "./reader";
 export interface MigrationOptions {
   /** The network sigil is configured for, when its root is known (no custom network_config). */
   readonly network?: { readonly name: string; readonly genesisValidatorsRoot: string };
-  /** Migrate although Web3Signer has a high watermark, which sigil cannot keep. */
+  /** Migrate although Web3Signer has a high watermark, which the migration does not carry over. */
   readonly ignoreHighWatermark: boolean;
   /** Read and check everything, write nothing. */
   readonly dryRun: boolean;
@@ -87,8 +87,10 @@ export async function migrateWeb3Signer(
   if (hasHighWatermark(high) && !options.ignoreHighWatermark) {
     throw new MigrationRefusedError(
       `Web3Signer has a high watermark (${describeHigh(high)}): it refuses to sign at or beyond ` +
-        "it, and sigil has no such ceiling. Remove it (Web3Signer's watermark-repair " +
-        "--remove-high-watermark) or pass --ignore-high-watermark to migrate without it",
+        "it, and the migration does not carry it over. Remove it (Web3Signer's watermark-repair " +
+        "--remove-high-watermark), or pass --ignore-high-watermark to migrate without it; where " +
+        "sigil takes over from that Web3Signer at it, raise sigil's low watermark there " +
+        "(sigil slashing watermark-repair --epoch E --slot S, docs/antislashing.md)",
     );
   }
 

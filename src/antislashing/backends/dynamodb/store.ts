@@ -16,6 +16,9 @@
  * A metadata item under the reserved key "genesis_validators_root" (never a valid pubkey) holds
  * the genesis validators root: written on first use with a conditional put, then cached.
  *
+ * The database-wide watermarks of watermark-repair live in the item "database_watermarks"; each
+ * check applies a copy at most 1 s old (watermarks.ts here says why that is safe).
+ *
  * uint64 values are DynamoDB numbers written and read as decimal strings (`{ N: "…" }`) and parsed
  * with BigInt: they never pass through a JS number. Service and network errors always propagate.
  */
@@ -41,7 +44,6 @@ import {
   bytesToHex,
   checkImportedValidator,
   hexToBytes,
-  isUint64,
   PUBKEY_HEX,
 } from "../../encoding";
 import {
@@ -69,6 +71,15 @@ import {
   type SlashingStore,
   type ValidatorFloors,
 } from "../../store";
+import {
+  attestationBoundRefusal,
+  blockBoundRefusal,
+  type DatabaseWatermarks,
+  type WatermarkChange,
+} from "../../watermarks";
+import { DynamoWatermarks, uintAttribute, WATERMARKS_KEY } from "./watermarks";
+
+export { WATERMARKS_KEY };
 
 export interface DynamoStoreOptions {
   /** Table with partition key `pubkey` (string) and no sort key. */
@@ -88,6 +99,8 @@ export interface DynamoStoreOptions {
   readonly scanPageSize?: number;
   /** Validators written at once by an import (default 16). */
   readonly importConcurrency?: number;
+  /** How old the copy of the database-wide watermarks a check applies may be (default 1000 ms). */
+  readonly watermarkRefreshMs?: number;
 }
 
 /** The table is missing or does not have the layout this backend needs. */
@@ -111,7 +124,6 @@ export const ATTR = {
   createdAt: "created_at",
 } as const;
 
-const UINT = /^(0|[1-9][0-9]*)$/;
 const ROOT_HEX = /^0x[0-9a-fA-F]{64}$/;
 /** Optimistic import merges retry this often when signers keep moving the item. */
 const IMPORT_ATTEMPTS = 20;
@@ -245,6 +257,8 @@ class DynamoSlashingStore implements SlashingStore {
   private readonly logger: Logger | undefined;
   private readonly scanPageSize: number | undefined;
   private readonly importConcurrency: number;
+  /** watermark-repair's bounds, and the copy checks apply (./watermarks.ts). */
+  private readonly watermarks: DynamoWatermarks;
   /** The stored genesis validators root (lower-case hex) once read or written; it never changes. */
   private gvr: string | undefined;
   private closed = false;
@@ -255,6 +269,11 @@ class DynamoSlashingStore implements SlashingStore {
     this.logger = options.logger;
     this.scanPageSize = options.scanPageSize;
     this.importConcurrency = Math.max(1, options.importConcurrency ?? 16);
+    this.watermarks = new DynamoWatermarks(
+      options.client,
+      options.table,
+      options.watermarkRefreshMs,
+    );
   }
 
   async checkAndInsertBlock(
@@ -265,6 +284,8 @@ class DynamoSlashingStore implements SlashingStore {
     assertBlockProposal(genesisValidatorsRoot, proposal);
     const mismatch = await this.checkGvr(bytesToHex(genesisValidatorsRoot));
     if (mismatch !== undefined) return mismatch;
+    const bound = blockBoundRefusal(await this.watermarks.current(), proposal.slot);
+    if (bound !== null) return bound;
     return this.checkAndInsert(proposal.pubkey, "block", {
       update: `SET ${ATTR.maxBlockSlot} = :slot, ${ATTR.maxBlockRoot} = :root, ${ATTR.updatedAt} = :now`,
       condition: `attribute_not_exists(${ATTR.maxBlockSlot}) OR ${ATTR.maxBlockSlot} < :slot`,
@@ -287,6 +308,9 @@ class DynamoSlashingStore implements SlashingStore {
     if (mismatch !== undefined) return mismatch;
     // source_after_target needs no read: it is refused whatever is stored.
     if (vote.sourceEpoch > vote.targetEpoch) return decideAttestationMinimal(null, vote);
+    const bounds = await this.watermarks.current();
+    const bound = attestationBoundRefusal(bounds, vote.sourceEpoch, vote.targetEpoch);
+    if (bound !== null) return bound;
     return this.checkAndInsert(vote.pubkey, "attestation", {
       update: `SET ${ATTR.maxSourceEpoch} = :source, ${ATTR.maxTargetEpoch} = :target, ${ATTR.maxTargetRoot} = :root, ${ATTR.updatedAt} = :now`,
       condition:
@@ -395,6 +419,16 @@ class DynamoSlashingStore implements SlashingStore {
   async ping(): Promise<void> {
     this.assertOpen();
     await pingTable(this.client, this.table);
+  }
+
+  async databaseWatermarks(): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    return (await this.watermarks.read()).value;
+  }
+
+  async changeWatermarks(change: WatermarkChange): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    return this.watermarks.change(change);
   }
 
   async storedGenesisValidatorsRoot(): Promise<Uint8Array | null> {
@@ -531,7 +565,8 @@ class DynamoSlashingStore implements SlashingStore {
         }),
       );
       for (const item of page.Items ?? []) {
-        if (item[ATTR.pubkey]?.S !== METADATA_KEY) yield item;
+        const key = item[ATTR.pubkey]?.S;
+        if (key !== METADATA_KEY && key !== WATERMARKS_KEY) yield item;
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey !== undefined);
@@ -645,14 +680,7 @@ class DynamoSlashingStore implements SlashingStore {
   private decode(item: Item, pubkey: string): Watermarks {
     const corrupt = (what: string) =>
       new Error(`DynamoDB table "${this.table}": the item of ${pubkey} has ${what}`);
-    const uint = (name: string): bigint | null => {
-      const value = item[name];
-      if (value === undefined) return null;
-      if (value.N === undefined || !UINT.test(value.N)) throw corrupt(`a malformed ${name}`);
-      const parsed = BigInt(value.N);
-      if (!isUint64(parsed)) throw corrupt(`${name} outside uint64`);
-      return parsed;
-    };
+    const uint = (name: string): bigint | null => uintAttribute(item, name, corrupt) ?? null;
     const root = (name: string): Uint8Array | null => {
       const value = item[name];
       if (value === undefined) return null;

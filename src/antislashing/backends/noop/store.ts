@@ -6,6 +6,8 @@
  * - exportInterchange yields no validators, under the first genesis validators root this process
  *   has seen (in memory only); with none seen yet it throws, like the real backends on an empty
  *   database, rather than invent a root.
+ * - It has no watermarks (`GET /api/v1/eth2/highWatermark` answers {}), and refuses to set any
+ *   (NoWatermarksError): a bound it would keep nowhere and never apply would be a lie.
  */
 import {
   assertAttestationVote,
@@ -25,6 +27,12 @@ import type {
   SlashingStore,
 } from "../../store";
 import { NothingToExportError } from "../../store";
+import { type DatabaseWatermarks, NO_WATERMARKS } from "../../watermarks";
+
+/** watermark-repair on the noop backend: there is nowhere to keep a watermark. */
+export class NoWatermarksError extends Error {
+  override readonly name = "NoWatermarksError";
+}
 
 class NoopSlashingStore implements SlashingStore {
   readonly backend = "noop" as const;
@@ -92,6 +100,18 @@ class NoopSlashingStore implements SlashingStore {
     return interchangeSource(
       { interchange_format_version: "5", genesis_validators_root: this.gvr },
       [],
+    );
+  }
+
+  async databaseWatermarks(): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    return NO_WATERMARKS;
+  }
+
+  async changeWatermarks(): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    throw new NoWatermarksError(
+      "antislashing.backend is noop: it keeps no watermarks and applies none (nothing was changed)",
     );
   }
 

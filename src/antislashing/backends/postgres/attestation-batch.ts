@@ -32,7 +32,7 @@
  */
 import postgres from "postgres";
 
-/** What the check function returns (migrations.ts, sigil_check_and_insert_attestation). */
+/** What the check function returns (migrations.ts, sigil_check_and_insert_attestation_bounded). */
 export interface AttestationRow {
   outcome: string;
   reason: string | null;
@@ -41,6 +41,8 @@ export interface AttestationRow {
   other_root: Buffer | null;
   low_watermark: string | null;
   recorded_gvr: Buffer | null;
+  /** The database-wide watermark that refused it (watermark-repair); null otherwise. */
+  bound: string | null;
 }
 
 /** One check's arguments, already validated. */
@@ -208,11 +210,11 @@ export class AttestationBatcher {
     return this.sql<AttestationRow[]>`
       SELECT r.outcome, r.reason, r.other_source::text AS other_source,
         r.other_target::text AS other_target, r.other_root, r.low_watermark::text AS low_watermark,
-        r.recorded_gvr
+        r.recorded_gvr, r.bound::text AS bound
       FROM (SELECT set_config('lock_timeout', ${BATCH_LOCK_TIMEOUT}, true) AS lock_timeout) c
       CROSS JOIN unnest(${gvrs}::text[], ${pubkeys}::text[], ${sources}::text[],
         ${targets}::text[], ${roots}::text[]) WITH ORDINALITY AS t (gvr, pubkey, source, target, root, ord)
-      CROSS JOIN LATERAL sigil_check_and_insert_attestation(
+      CROSS JOIN LATERAL sigil_check_and_insert_attestation_bounded(
         CASE WHEN c.lock_timeout IS NOT NULL THEN decode(t.gvr, 'hex') END,
         decode(t.pubkey, 'hex'), t.source::numeric, t.target::numeric, decode(t.root, 'hex')) r
       ORDER BY t.ord`;

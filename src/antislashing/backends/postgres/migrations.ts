@@ -5,7 +5,8 @@
  * database must end up the same, so a released migration is never edited (its SHA-256 is pinned
  * in test/storage/frozen-migrations.test.ts) and a change is a new migration. V3 and V4 replace
  * the two check functions whole (CREATE OR REPLACE), and V5 the attestation one, so each carries
- * its full text.
+ * its full text. V6 leaves them as they are and adds the two the signer calls from then on, which
+ * apply the database-wide watermarks (watermark-repair) and then call them.
  *
  * Types. Slots and epochs are uint64 and stored as `sigil_u64`, a domain over numeric(20,0)
  * limited to [0, 2^64 - 1]: exact, ordered like the numbers themselves, readable by anyone who
@@ -1151,6 +1152,86 @@ BEGIN
 END $$;
 `;
 
+const V6 = /* sql */ `
+CREATE TABLE sigil_database_watermarks (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  low_epoch sigil_u64,
+  low_slot sigil_u64,
+  high_epoch sigil_u64,
+  high_slot sigil_u64,
+  CHECK ((low_epoch IS NULL) = (low_slot IS NULL)),
+  CHECK ((high_epoch IS NULL) = (high_slot IS NULL))
+);
+
+-- The row always exists: a change updates it.
+INSERT INTO sigil_database_watermarks DEFAULT VALUES;
+
+-- The checks the signer calls from schema 6 on: the database-wide watermarks of
+-- watermark-repair first, then the check of V4/V5, in the same statement. The row is read
+-- without a lock: a lock on one row that every check takes would be a hot spot, and one that a
+-- change waits for could starve it under a steady stream of checks. A check that started before
+-- a change committed may decide with the old row; that is safe because a high watermark is only
+-- set a whole epoch beyond the latest epoch any signer may sign at that moment (watermarks.ts).
+-- bound: the watermark that refused the message, NULL when they allowed it.
+CREATE FUNCTION sigil_check_and_insert_block_bounded(p_gvr bytea, p_pubkey bytea, p_slot numeric,
+  p_root bytea, OUT outcome text, OUT reason text, OUT other_root bytea,
+  OUT low_watermark numeric, OUT recorded_gvr bytea, OUT bound numeric)
+LANGUAGE plpgsql AS $$
+DECLARE
+  w record;
+BEGIN
+  SELECT low_slot, high_slot INTO w FROM sigil_database_watermarks;
+  IF w.high_slot IS NOT NULL AND p_slot >= w.high_slot THEN
+    outcome := 'refused';
+    reason := 'block_slot_at_or_above_high_watermark';
+    bound := w.high_slot;
+    RETURN;
+  END IF;
+  IF w.low_slot IS NOT NULL AND p_slot < w.low_slot THEN
+    outcome := 'refused';
+    reason := 'block_slot_below_low_watermark';
+    bound := w.low_slot;
+    RETURN;
+  END IF;
+  SELECT c.outcome, c.reason, c.other_root, c.low_watermark, c.recorded_gvr
+    INTO outcome, reason, other_root, low_watermark, recorded_gvr
+    FROM sigil_check_and_insert_block(p_gvr, p_pubkey, p_slot, p_root) c;
+END $$;
+
+CREATE FUNCTION sigil_check_and_insert_attestation_bounded(p_gvr bytea, p_pubkey bytea,
+  p_source numeric, p_target numeric, p_root bytea,
+  OUT outcome text, OUT reason text, OUT other_source numeric, OUT other_target numeric,
+  OUT other_root bytea, OUT low_watermark numeric, OUT recorded_gvr bytea, OUT bound numeric)
+LANGUAGE plpgsql AS $$
+DECLARE
+  w record;
+BEGIN
+  SELECT low_epoch, high_epoch INTO w FROM sigil_database_watermarks;
+  -- A source after its target is left to the check below (source_after_target).
+  IF p_source > p_target THEN
+    w.low_epoch := NULL;
+    w.high_epoch := NULL;
+  END IF;
+  IF w.high_epoch IS NOT NULL AND (p_source >= w.high_epoch OR p_target >= w.high_epoch) THEN
+    outcome := 'refused';
+    reason := 'attestation_at_or_above_high_watermark';
+    bound := w.high_epoch;
+    RETURN;
+  END IF;
+  IF w.low_epoch IS NOT NULL AND (p_source < w.low_epoch OR p_target < w.low_epoch) THEN
+    outcome := 'refused';
+    reason := CASE WHEN p_source < w.low_epoch THEN 'attestation_source_below_low_watermark'
+                   ELSE 'attestation_target_below_low_watermark' END;
+    bound := w.low_epoch;
+    RETURN;
+  END IF;
+  SELECT c.outcome, c.reason, c.other_source, c.other_target, c.other_root, c.low_watermark,
+      c.recorded_gvr
+    INTO outcome, reason, other_source, other_target, other_root, low_watermark, recorded_gvr
+    FROM sigil_check_and_insert_attestation(p_gvr, p_pubkey, p_source, p_target, p_root) c;
+END $$;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: "EIP-3076 complete history, check-and-insert functions", sql: V1 },
   {
@@ -1172,6 +1253,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     description: "attestation check: a vote ahead of every record skips the conflict searches",
     sql: V5,
+  },
+  {
+    version: 6,
+    description: "database-wide low and high watermarks (watermark-repair), checked first",
+    sql: V6,
   },
 ];
 

@@ -58,6 +58,14 @@ import {
   SlashingImportError,
   type SlashingStore,
 } from "../../store";
+import {
+  applyWatermarkChange,
+  attestationBoundRefusal,
+  blockBoundRefusal,
+  type DatabaseWatermarks,
+  NO_WATERMARKS,
+  type WatermarkChange,
+} from "../../watermarks";
 import { type AttestationArgs, AttestationBatcher, type AttestationRow } from "./attestation-batch";
 import { MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations";
 
@@ -110,15 +118,23 @@ interface BlockRow {
   other_root: Buffer | null;
   low_watermark: string | null;
   recorded_gvr: Buffer | null;
+  /** The database-wide watermark that refused it (watermark-repair); null otherwise. */
+  bound: string | null;
 }
 
 /**
  * The SQL function decides; the shared rules word the refusal, fed with the facts the function
  * returned (the conflicting record, the watermark). Feeding them only the fact behind the
  * refusal must lead them to the same reason: if not, SQL and rules.ts disagree, which is a bug
- * worth a 503 (nothing was written: refusals never write).
+ * worth a 503 (nothing was written: refusals never write). A refusal by a database-wide
+ * watermark (`bound`) is worded by watermarks.ts, fed with that watermark alone.
  */
-function worded(row: BlockRow | undefined, gvr: Uint8Array, decide: () => Decision): Decision {
+function worded(
+  row: BlockRow | undefined,
+  gvr: Uint8Array,
+  decide: () => Decision,
+  bounded: () => Decision | null,
+): Decision {
   if (row === undefined) throw new Error("slashing protection function returned no row");
   if (row.outcome === "new") return NEW;
   if (row.outcome === "same_data") return SAME_DATA;
@@ -128,7 +144,9 @@ function worded(row: BlockRow | undefined, gvr: Uint8Array, decide: () => Decisi
   if (row.reason === "genesis_validators_root_mismatch") {
     return genesisMismatch(gvr, new Uint8Array(row.recorded_gvr ?? []));
   }
-  const decision = decide();
+  const decision = row.bound === null ? decide() : bounded();
+  if (decision === null)
+    throw new Error("slashing protection: the watermarks allow what the database refused");
   if (decision.outcome !== "refused" || decision.reason !== row.reason) {
     throw new Error(
       `slashing protection: the database refused with ${row.reason} but the rules say ${decision.outcome === "refused" ? decision.reason : decision.outcome}`,
@@ -161,24 +179,31 @@ function blockDecision(
   block: NewBlock,
   low: LowWatermarkRow | undefined,
 ): Decision {
-  return worded(row, gvr, () => {
-    const reason = row?.reason;
-    const minSlot =
-      reason === "block_slot_below_low_watermark" ? bigintOrNull(row?.low_watermark ?? null) : null;
-    const history: BlockHistory = {
-      sameSlot:
-        reason === "double_block_proposal"
-          ? { slot: block.slot, signingRoot: rootOrNull(row?.other_root ?? null) }
-          : null,
-      minSlot,
-      minSlotFrom: lowWatermarkSource(
+  return worded(
+    row,
+    gvr,
+    () => {
+      const reason = row?.reason;
+      const minSlot =
+        reason === "block_slot_below_low_watermark"
+          ? bigintOrNull(row?.low_watermark ?? null)
+          : null;
+      const history: BlockHistory = {
+        sameSlot:
+          reason === "double_block_proposal"
+            ? { slot: block.slot, signingRoot: rootOrNull(row?.other_root ?? null) }
+            : null,
         minSlot,
-        bigintOrNull(low?.min_slot ?? null),
-        bigintOrNull(low?.block_floor ?? null),
-      ),
-    };
-    return decideBlock(history, block);
-  });
+        minSlotFrom: lowWatermarkSource(
+          minSlot,
+          bigintOrNull(low?.min_slot ?? null),
+          bigintOrNull(low?.block_floor ?? null),
+        ),
+      };
+      return decideBlock(history, block);
+    },
+    () => blockBoundRefusal(boundAt(row), block.slot),
+  );
 }
 
 function attestationDecision(
@@ -187,36 +212,65 @@ function attestationDecision(
   vote: NewAttestation,
   low: LowWatermarkRow | undefined,
 ): Decision {
-  return worded(row, gvr, () => {
-    const reason = row?.reason;
-    const other: StoredAttestation | null =
-      row?.other_source != null && row.other_target != null
-        ? {
-            sourceEpoch: BigInt(row.other_source),
-            targetEpoch: BigInt(row.other_target),
-            signingRoot: rootOrNull(row.other_root),
-          }
-        : null;
-    const watermark = bigintOrNull(row?.low_watermark ?? null);
-    const history: AttestationHistory = {
-      sameTarget: reason === "double_vote" ? other : null,
-      surroundedByNew: reason === "surrounding_vote" ? other : null,
-      surroundingNew: reason === "surrounded_vote" ? other : null,
-      minSource: reason === "attestation_source_below_low_watermark" ? watermark : null,
-      minTarget: reason === "attestation_target_below_low_watermark" ? watermark : null,
-      minSourceFrom: lowWatermarkSource(
-        watermark,
-        bigintOrNull(low?.min_source ?? null),
-        bigintOrNull(low?.source_floor ?? null),
-      ),
-      minTargetFrom: lowWatermarkSource(
-        watermark,
-        bigintOrNull(low?.min_target ?? null),
-        bigintOrNull(low?.target_floor ?? null),
-      ),
-    };
-    return decideAttestation(history, vote);
-  });
+  return worded(
+    row,
+    gvr,
+    () => {
+      const reason = row?.reason;
+      const other: StoredAttestation | null =
+        row?.other_source != null && row.other_target != null
+          ? {
+              sourceEpoch: BigInt(row.other_source),
+              targetEpoch: BigInt(row.other_target),
+              signingRoot: rootOrNull(row.other_root),
+            }
+          : null;
+      const watermark = bigintOrNull(row?.low_watermark ?? null);
+      const history: AttestationHistory = {
+        sameTarget: reason === "double_vote" ? other : null,
+        surroundedByNew: reason === "surrounding_vote" ? other : null,
+        surroundingNew: reason === "surrounded_vote" ? other : null,
+        minSource: reason === "attestation_source_below_low_watermark" ? watermark : null,
+        minTarget: reason === "attestation_target_below_low_watermark" ? watermark : null,
+        minSourceFrom: lowWatermarkSource(
+          watermark,
+          bigintOrNull(low?.min_source ?? null),
+          bigintOrNull(low?.source_floor ?? null),
+        ),
+        minTargetFrom: lowWatermarkSource(
+          watermark,
+          bigintOrNull(low?.min_target ?? null),
+          bigintOrNull(low?.target_floor ?? null),
+        ),
+      };
+      return decideAttestation(history, vote);
+    },
+    () => attestationBoundRefusal(boundAt(row), vote.sourceEpoch, vote.targetEpoch),
+  );
+}
+
+/** The watermark that refused, as the high or low one the reason names. */
+function boundAt(row: BlockRow | AttestationRow | undefined): DatabaseWatermarks {
+  const value = row?.bound ?? null;
+  if (value === null) return NO_WATERMARKS;
+  const mark = { epoch: BigInt(value), slot: BigInt(value) };
+  return row?.reason?.endsWith("_high_watermark") ? { high: mark } : { low: mark };
+}
+
+interface WatermarkRow {
+  low_epoch: string | null;
+  low_slot: string | null;
+  high_epoch: string | null;
+  high_slot: string | null;
+}
+
+function watermarksOf(row: WatermarkRow | undefined): DatabaseWatermarks {
+  if (row === undefined) return NO_WATERMARKS;
+  const mark = (epoch: string | null, slot: string | null) =>
+    epoch === null || slot === null ? undefined : { epoch: BigInt(epoch), slot: BigInt(slot) };
+  const low = mark(row.low_epoch, row.low_slot);
+  const high = mark(row.high_epoch, row.high_slot);
+  return { ...(low && { low }), ...(high && { high }) };
 }
 
 interface ExportRow {
@@ -288,10 +342,11 @@ class PostgresStore implements SlashingStore {
     const root = rootBytes(proposal.signingRoot, "signing root");
     this.assertOpen();
     const [row] = await this.sql<BlockRow[]>`
-      SELECT outcome, reason, other_root, low_watermark::text AS low_watermark, recorded_gvr
-      FROM sigil_check_and_insert_block(${gvr}, ${pubkey}, ${slot}::numeric, ${root})`;
+      SELECT outcome, reason, other_root, low_watermark::text AS low_watermark, recorded_gvr,
+        bound::text AS bound
+      FROM sigil_check_and_insert_block_bounded(${gvr}, ${pubkey}, ${slot}::numeric, ${root})`;
     const low =
-      row?.reason === "block_slot_below_low_watermark"
+      row?.bound == null && row?.reason === "block_slot_below_low_watermark"
         ? await this.lowWatermarks(pubkey)
         : undefined;
     return blockDecision(row, genesisValidatorsRoot, proposal, low);
@@ -328,9 +383,10 @@ class PostgresStore implements SlashingStore {
     const root = rootBytes(vote.signingRoot, "signing root");
     this.assertOpen();
     const row = await this.attestations.check({ gvr, pubkey, source, target, root });
-    const low = row?.reason?.endsWith("_below_low_watermark")
-      ? await this.lowWatermarks(pubkey)
-      : undefined;
+    const low =
+      row?.bound == null && row?.reason?.endsWith("_below_low_watermark")
+        ? await this.lowWatermarks(pubkey)
+        : undefined;
     return attestationDecision(row, genesisValidatorsRoot, vote, low);
   }
 
@@ -339,8 +395,8 @@ class PostgresStore implements SlashingStore {
     const { gvr, pubkey, source, target, root } = args;
     const [row] = await this.sql<AttestationRow[]>`
       SELECT outcome, reason, other_source::text AS other_source, other_target::text AS other_target,
-        other_root, low_watermark::text AS low_watermark, recorded_gvr
-      FROM sigil_check_and_insert_attestation(
+        other_root, low_watermark::text AS low_watermark, recorded_gvr, bound::text AS bound
+      FROM sigil_check_and_insert_attestation_bounded(
         ${gvr}, ${pubkey}, ${source}::numeric, ${target}::numeric, ${root})`;
     return row;
   }
@@ -457,6 +513,40 @@ class PostgresStore implements SlashingStore {
     }
     this.logger?.info("slashing protection: pruned", { epochs, ...removed });
     return removed;
+  }
+
+  async databaseWatermarks(): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    const [row] = await this.sql<WatermarkRow[]>`
+      SELECT low_epoch::text, low_slot::text, high_epoch::text, high_slot::text
+      FROM sigil_database_watermarks`;
+    return watermarksOf(row);
+  }
+
+  /**
+   * FOR UPDATE serialises two changes; checks read the row without a lock, so they never wait
+   * for a change, and every check that starts after its commit reads the new row (migrations.ts,
+   * V6, says why one in flight may use the old one).
+   */
+  async changeWatermarks(change: WatermarkChange): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    return this.sql.begin("isolation level read committed", async (tx) => {
+      const [row] = await tx<WatermarkRow[]>`
+        SELECT low_epoch::text, low_slot::text, high_epoch::text, high_slot::text
+        FROM sigil_database_watermarks FOR UPDATE`;
+      if (row === undefined) {
+        throw new Error(
+          "sigil_database_watermarks has no row (it is made by the schema 6 migration)",
+        );
+      }
+      const next = applyWatermarkChange(watermarksOf(row), change);
+      const text = (value: bigint | undefined) => (value === undefined ? null : value.toString());
+      await tx`
+        UPDATE sigil_database_watermarks SET
+          low_epoch = ${text(next.low?.epoch)}::numeric, low_slot = ${text(next.low?.slot)}::numeric,
+          high_epoch = ${text(next.high?.epoch)}::numeric, high_slot = ${text(next.high?.slot)}::numeric`;
+      return next;
+    });
   }
 
   async ping(): Promise<void> {

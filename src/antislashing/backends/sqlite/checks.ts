@@ -59,6 +59,12 @@ import {
   type StagedDecision,
   type StoreMaintenance,
 } from "../../store";
+import {
+  attestationBoundRefusal,
+  blockBoundRefusal,
+  type DatabaseWatermarks,
+  type WatermarkChange,
+} from "../../watermarks";
 import { GroupCommit } from "./group-commit";
 import { exportFrom, importInto } from "./interchange";
 import { pruneHistory } from "./maintenance";
@@ -73,6 +79,7 @@ import {
   watermark,
 } from "./store-access";
 import type { WalSync } from "./wal-sync";
+import { readDatabaseWatermarks, writeWatermarkChange } from "./watermarks";
 
 const GVR_KEY = "genesis_validators_root";
 
@@ -295,6 +302,9 @@ export class SqliteSlashingStore implements SlashingStore {
       const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
       if (!bytesEqual(stored, genesisValidatorsRoot))
         return genesisMismatch(genesisValidatorsRoot, stored);
+      // watermark-repair's bounds (watermarks.ts), in this transaction.
+      const bound = blockBoundRefusal(readDatabaseWatermarks(this.db), proposal.slot);
+      if (bound !== null) return bound;
       const id = this.validatorId(proposal.pubkey);
       const history: BlockHistory =
         id === null
@@ -333,6 +343,10 @@ export class SqliteSlashingStore implements SlashingStore {
       const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
       if (!bytesEqual(stored, genesisValidatorsRoot))
         return genesisMismatch(genesisValidatorsRoot, stored);
+      // watermark-repair's bounds (watermarks.ts), in this transaction.
+      const bounds = readDatabaseWatermarks(this.db);
+      const bound = attestationBoundRefusal(bounds, vote.sourceEpoch, vote.targetEpoch);
+      if (bound !== null) return bound;
       const id = this.validatorId(vote.pubkey);
       const history: AttestationHistory =
         id === null
@@ -378,6 +392,26 @@ export class SqliteSlashingStore implements SlashingStore {
   async prune(epochs: bigint): Promise<{ blocks: number; attestations: number }> {
     return pruneHistory(this.access, epochs);
   }
+
+  // ─── watermark-repair (backends/sqlite/watermarks.ts) ───
+
+  async databaseWatermarks(): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    return readDatabaseWatermarks(this.db);
+  }
+
+  async changeWatermarks(change: WatermarkChange): Promise<DatabaseWatermarks> {
+    this.assertOpen();
+    let after: DatabaseWatermarks | undefined;
+    await this.commits.submit(() => {
+      after = writeWatermarkChange(this.db, change);
+      return SAME_DATA;
+    });
+    if (after === undefined) throw new Error("sqlite: the watermark change was not made");
+    return after;
+  }
+
+  // ─── end of watermark-repair ───
 
   async ping(): Promise<void> {
     this.assertOpen();

@@ -84,6 +84,22 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
        WHERE target_floor IS NOT NULL`,
     ],
   },
+  {
+    version: 5,
+    description: "database-wide low and high watermarks (watermark-repair)",
+    sql: [
+      // One row at most (watermarks.ts). Decimal text, exact over uint64 and readable as it is;
+      // NULL: none. An older sigil refuses this schema, so none of them signs past a bound it
+      // cannot see.
+      `CREATE TABLE database_watermarks (
+         singleton  INTEGER PRIMARY KEY CHECK (singleton = 1),
+         low_epoch  TEXT, low_slot  TEXT,
+         high_epoch TEXT, high_slot TEXT,
+         CHECK ((low_epoch IS NULL) = (low_slot IS NULL)),
+         CHECK ((high_epoch IS NULL) = (high_slot IS NULL))
+       ) STRICT`,
+    ],
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
