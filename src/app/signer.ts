@@ -32,6 +32,7 @@ import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
 import { wireAuth } from "./auth";
 import { wireCloudKv } from "./cloud-kv";
+import { type CommitBoostWiring, wireCommitBoost } from "./commit-boost";
 import { wireKeyManager } from "./keymanager";
 import { wireKeys } from "./keys";
 import { openListener } from "./listeners";
@@ -51,6 +52,8 @@ export interface RunningSigner {
   readonly routes: readonly Route[];
   /** Base URL of the metrics listener (GET /metrics). */
   readonly metricsUrl: string;
+  /** Base URL of the Commit-Boost listener, when `commit_boost.enabled`. */
+  readonly commitBoostUrl?: string;
   /** Re-reads the key sources in the background (SIGHUP; POST /reload does the same). */
   reloadKeys(trigger: string): void;
   /** Resolves once no key reload runs or waits. */
@@ -309,6 +312,24 @@ async function startWithStore(
     if (tls.notAfter.getTime() < Date.now())
       log.warn("the server.tls certificate has expired: clients will refuse it");
   }
+  let commitBoost: CommitBoostWiring | undefined;
+  try {
+    commitBoost = await wireCommitBoost(config, {
+      keys,
+      keyService: keySources.service,
+      bls,
+      network,
+      env,
+      ...(seal && { seal }),
+      metrics: metrics.metrics,
+      tracer,
+      logger,
+    });
+  } catch (error) {
+    await http.shutdown(0);
+    await metrics.stop();
+    throw error;
+  }
   log.info("sigil listening", {
     version: VERSION,
     url: http.url,
@@ -320,12 +341,14 @@ async function startWithStore(
     http,
     routes,
     metricsUrl: metrics.url,
+    ...(commitBoost && { commitBoostUrl: commitBoost.url }),
     reloadKeys: (trigger) => keySources.reloader.request(trigger),
     keysReloaded: () => keySources.reloader.idle(),
     async stop() {
       const graceMs = config.server.graceful_shutdown_timeout_seconds * 1000;
       const deadline = Date.now() + graceMs;
       const { forced } = await http.shutdown(graceMs);
+      await commitBoost?.stop();
       // Jobs already admitted (a signature being recorded) finish before resources close.
       const idle = await Promise.race([
         limiter.idle().then(() => true),

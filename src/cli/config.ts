@@ -1,5 +1,6 @@
 import { stringify } from "yaml";
 import { unsupportedFeatures } from "../app/features";
+import { loadCommitBoostTls } from "../commit-boost/tls";
 import { redactConfig } from "../config/redact";
 import { ConfigSchema } from "../config/schema";
 import { loadServerTls } from "../http/tls";
@@ -27,6 +28,10 @@ const check = defineCommand({
     // The TLS files are read as serve reads them: a wrong path or a mismatched key fails here too.
     if (config.server.tls) {
       const tls = loadServerTls(config.server.tls);
+      if (!tls.ok) failWithProblems(tls.problems);
+    }
+    if (config.commit_boost.enabled && config.commit_boost.tls) {
+      const tls = loadCommitBoostTls(config.commit_boost.tls);
       if (!tls.ok) failWithProblems(tls.problems);
     }
     process.stdout.write(`configuration is valid${configPath ? ` (${configPath})` : ""}\n`);

@@ -76,6 +76,8 @@ export class KeyService {
    */
   readonly #quarantined = new Set<string>();
 
+  readonly #deletedListeners: ((pubkey: string) => void)[] = [];
+
   constructor(private readonly deps: KeyServiceDeps) {
     for (const source of deps.sources) {
       this.#sources.set(source.name, source);
@@ -398,6 +400,7 @@ export class KeyService {
     }
     this.#forgetEverywhere(pubkey, holders);
     logger.info("key deleted", { pubkey, sources: holders.map((s) => s.name).join(",") });
+    this.#announceDeleted(pubkey);
     return { status: "deleted" };
   }
 
@@ -423,7 +426,20 @@ export class KeyService {
     if (outcome !== "removed" && !entry) return { status: "not_found" };
     this.#forgetEverywhere(pubkey, [source]);
     logger.info("key deleted", { pubkey, sources: source.name });
+    this.#announceDeleted(pubkey);
     return { status: "deleted" };
+  }
+
+  /**
+   * `listener` hears of every key deleted for good (Key Manager API, cloud_kv delete), not of
+   * keys that only leave memory (a reload, a seal): what is derived from a key goes with it.
+   */
+  onKeyDeleted(listener: (pubkey: string) => void): void {
+    this.#deletedListeners.push(listener);
+  }
+
+  #announceDeleted(pubkey: string): void {
+    for (const listener of this.#deletedListeners) listener(pubkey);
   }
 
   #forgetEverywhere(pubkey: string, sources: readonly KeySource[]): void {

@@ -23,6 +23,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["config"],
   ["migrate"],
   ["http"],
+  ["commit-boost"],
   ["app"],
   ["cli"],
 ];
