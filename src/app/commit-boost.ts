@@ -128,13 +128,17 @@ export async function wireCommitBoost(
         handle,
       }),
     );
-    deps.keyService.onKeyDeleted((pubkey) => {
-      service.deleteProxiesOf(pubkey).catch((error: unknown) => {
+    // Awaited by the delete: its answer comes once the proxies are gone from the store.
+    deps.keyService.onKeyDeleted(async (pubkey) => {
+      try {
+        await service.deleteProxiesOf(pubkey);
+      } catch (error) {
+        // They can no longer sign (their consensus key is gone) but stay stored: say so.
         log.error("could not delete the proxies of a deleted key", {
           consensus: pubkey,
           error: String(error),
         });
-      });
+      }
     });
     log.info("commit-boost signer API listening", {
       url: listener.url,

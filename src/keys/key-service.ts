@@ -76,7 +76,7 @@ export class KeyService {
    */
   readonly #quarantined = new Set<string>();
 
-  readonly #deletedListeners: ((pubkey: string) => void)[] = [];
+  readonly #deletedListeners: ((pubkey: string) => Promise<void>)[] = [];
 
   constructor(private readonly deps: KeyServiceDeps) {
     for (const source of deps.sources) {
@@ -400,7 +400,7 @@ export class KeyService {
     }
     this.#forgetEverywhere(pubkey, holders);
     logger.info("key deleted", { pubkey, sources: holders.map((s) => s.name).join(",") });
-    this.#announceDeleted(pubkey);
+    await this.#announceDeleted(pubkey);
     return { status: "deleted" };
   }
 
@@ -426,7 +426,7 @@ export class KeyService {
     if (outcome !== "removed" && !entry) return { status: "not_found" };
     this.#forgetEverywhere(pubkey, [source]);
     logger.info("key deleted", { pubkey, sources: source.name });
-    this.#announceDeleted(pubkey);
+    await this.#announceDeleted(pubkey);
     return { status: "deleted" };
   }
 
@@ -434,12 +434,13 @@ export class KeyService {
    * `listener` hears of every key deleted for good (Key Manager API, cloud_kv delete), not of
    * keys that only leave memory (a reload, a seal): what is derived from a key goes with it.
    */
-  onKeyDeleted(listener: (pubkey: string) => void): void {
+  onKeyDeleted(listener: (pubkey: string) => Promise<void>): void {
     this.#deletedListeners.push(listener);
   }
 
-  #announceDeleted(pubkey: string): void {
-    for (const listener of this.#deletedListeners) listener(pubkey);
+  /** Awaited before the delete is answered; a listener's failure is its own to log. */
+  async #announceDeleted(pubkey: string): Promise<void> {
+    await Promise.all(this.#deletedListeners.map((listener) => listener(pubkey).catch(() => {})));
   }
 
   #forgetEverywhere(pubkey: string, sources: readonly KeySource[]): void {
