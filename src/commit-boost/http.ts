@@ -143,8 +143,9 @@ export function commitBoostHandler(options: CommitBoostHttpOptions) {
       options.observer.authFailure(reason);
       audit.warn("commit-boost request refused", { route: route.name, client, module, reason });
     };
-    const blockedMs = options.limiter.blockedFor(client);
-    if (blockedMs > 0) {
+    const blocked = () => {
+      const blockedMs = options.limiter.blockedFor(client);
+      if (blockedMs === 0) return undefined;
       refused("blocked");
       options.observer.request(route.name, "too_many_requests");
       const seconds = Math.ceil(blockedMs / 1000);
@@ -155,7 +156,9 @@ export function commitBoostHandler(options: CommitBoostHttpOptions) {
         },
         { status: 429, headers: { "retry-after": String(seconds) } },
       );
-    }
+    };
+    const early = blocked();
+    if (early) return early;
     const body = await readBody(request);
     if (!body.ok) {
       options.limiter.fail(client);
@@ -163,6 +166,10 @@ export function commitBoostHandler(options: CommitBoostHttpOptions) {
       options.observer.request(route.name, body.code);
       return errorResponse(body.code, body.message);
     }
+    // Checked again with no await between it and the failure count below: of a burst of
+    // concurrent bad requests with slow bodies, at most jwt_auth_fail_limit get 401.
+    const late = blocked();
+    if (late) return late;
     const token = bearerToken(request.headers.get("authorization"));
     const auth = checkModuleJwt(token, (m) => options.secrets.get(m), {
       route: path,
