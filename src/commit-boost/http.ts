@@ -4,7 +4,8 @@
  * (`commit_boost.listen_*`), apart from the signing API: Commit-Boost's admin paths (/reload,
  * /status, …) mean something else there. Errors keep sigil's `{"code","message"}` body.
  */
-import { SigilError } from "../errors";
+import { type ErrorCode, SigilError } from "../errors";
+import { readBodyBytes } from "../http/body";
 import { errorResponse, responseForError } from "../http/errors";
 import type { ServerTls } from "../http/tls";
 import { checkHost, type HostAllowlist, isHostAllowed } from "../net/host";
@@ -221,33 +222,16 @@ export function commitBoostHandler(options: CommitBoostHttpOptions) {
   };
 }
 
-type BodyRead =
-  | { ok: true; bytes: Uint8Array }
-  | { ok: false; code: "payload_too_large"; message: string };
+type BodyRead = { ok: true; bytes: Uint8Array } | { ok: false; code: ErrorCode; message: string };
 
+/** The body up to MAX_BODY_BYTES; a larger one is an error that counts as an auth failure. */
 async function readBody(request: Request): Promise<BodyRead> {
-  const tooLarge = {
-    ok: false,
-    code: "payload_too_large",
-    message: `request body larger than ${MAX_BODY_BYTES} bytes`,
-  } as const;
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) return tooLarge;
-  if (!request.body) return { ok: true, bytes: new Uint8Array(0) };
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return tooLarge;
-    chunks.push(chunk);
+  try {
+    return { ok: true, bytes: await readBodyBytes(request, MAX_BODY_BYTES) };
+  } catch (error) {
+    if (error instanceof SigilError) return { ok: false, code: error.code, message: error.message };
+    throw error;
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return { ok: true, bytes };
 }
 
 export interface CommitBoostListenerOptions {

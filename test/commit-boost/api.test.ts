@@ -2,7 +2,6 @@
 // every signature is checked by an independent verifier over roots @chainsafe/ssz computes (blst
 // for BLS, noble's public-key recovery for ECDSA), and refused tokens count toward the block.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { resolve } from "node:path";
 import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { addressOfPublicKey } from "../../src/commit-boost/ecdsa";
@@ -10,12 +9,12 @@ import { fromHex, toHex } from "../../src/wire/hex";
 import { TempDir } from "../support/cli";
 import {
   cbCall,
-  commitBoostYaml,
   MODULES,
   oracleDelegationRoot,
   oracleRequestRoot,
+  startCommitBoostSigner,
 } from "../support/commit-boost";
-import { type InProcessSigner, startInProcessSigner } from "../support/signer";
+import type { InProcessSigner } from "../support/signer";
 import { INTEROP_KEYS } from "../support/slashing";
 
 const HOODI_GENESIS_FORK = "0x10000910";
@@ -28,18 +27,7 @@ let signer: InProcessSigner;
 let cb = "";
 
 beforeAll(async () => {
-  signer = await startInProcessSigner(dir, "cb", {
-    yaml: [
-      "network: hoodi",
-      `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
-      "antislashing: {backend: noop}",
-      "bls: {workers: 0}",
-      commitBoostYaml(
-        `{backend: sqlite, path: ${dir.path}/proxies.sqlite}`,
-        ", jwt_auth_fail_limit: 5",
-      ),
-    ],
-  });
+  signer = await startCommitBoostSigner(dir, "cb", { extra: ", jwt_auth_fail_limit: 5" });
   cb = signer.signer.commitBoostUrl ?? "";
 });
 

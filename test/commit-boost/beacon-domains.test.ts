@@ -4,16 +4,20 @@
 // network (@lodestar/config's Hoodi), with its genesis validators root and a zero one, over both
 // the root the module sent and the signing-info root sigil built from it.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { resolve } from "node:path";
 import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { hoodiChainConfig } from "@lodestar/config/networks";
 import * as params from "@lodestar/params";
 import fc from "fast-check";
 import { fromHex, toHex } from "../../src/wire/hex";
 import { TempDir } from "../support/cli";
-import { cbCall, commitBoostYaml, MODULES, oracleRequestRoot } from "../support/commit-boost";
+import {
+  cbCall,
+  MODULES,
+  oracleRequestRoot,
+  startCommitBoostSigner,
+} from "../support/commit-boost";
 import { oracleDomain, oracleSigningRoot } from "../support/oracle";
-import { type InProcessSigner, startInProcessSigner } from "../support/signer";
+import type { InProcessSigner } from "../support/signer";
 import { INTEROP_KEYS } from "../support/slashing";
 
 const HOODI_GVR = "0x212f13fc4df078b6cb7db228f1c8307566dcecf900867401a92023d7ba99cb5f";
@@ -41,15 +45,7 @@ let cb = "";
 let proxy = "";
 
 beforeAll(async () => {
-  signer = await startInProcessSigner(dir, "cb-domains", {
-    yaml: [
-      "network: hoodi",
-      `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
-      "antislashing: {backend: noop}",
-      "bls: {workers: 0}",
-      commitBoostYaml(`{backend: sqlite, path: ${dir.path}/proxies.sqlite}`),
-    ],
-  });
+  signer = await startCommitBoostSigner(dir, "cb-domains");
   cb = signer.signer.commitBoostUrl ?? "";
   const generated = await cbCall(cb, "/signer/v1/generate_proxy_key", {
     pubkey: KEY,

@@ -2,10 +2,9 @@
 // address get exactly jwt_auth_fail_limit (3) 401s, every other one 429, none is served; the
 // block then holds for a valid token too, and the signer keeps serving its other listener.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { resolve } from "node:path";
 import { TempDir } from "../support/cli";
-import { cbCall, commitBoostYaml, MODULES } from "../support/commit-boost";
-import { type InProcessSigner, startInProcessSigner } from "../support/signer";
+import { cbCall, MODULES, startCommitBoostSigner } from "../support/commit-boost";
+import type { InProcessSigner } from "../support/signer";
 import { INTEROP_KEYS } from "../support/slashing";
 
 const dir = new TempDir();
@@ -13,15 +12,7 @@ let signer: InProcessSigner;
 let cb = "";
 
 beforeAll(async () => {
-  signer = await startInProcessSigner(dir, "cb-load", {
-    yaml: [
-      "network: hoodi",
-      `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
-      "antislashing: {backend: noop}",
-      "bls: {workers: 0}",
-      commitBoostYaml(`{backend: sqlite, path: ${dir.path}/proxies.sqlite}`),
-    ],
-  });
+  signer = await startCommitBoostSigner(dir, "cb-load");
   cb = signer.signer.commitBoostUrl ?? "";
 });
 

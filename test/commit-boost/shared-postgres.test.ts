@@ -1,15 +1,19 @@
 // Two sigil instances on one PostgreSQL database: a proxy generated on one signs on the other,
 // and both list it; each signature is verified independently (blst, noble).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { resolve } from "node:path";
 import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { addressOfPublicKey } from "../../src/commit-boost/ecdsa";
 import { fromHex, toHex } from "../../src/wire/hex";
 import { TempDir } from "../support/cli";
-import { cbCall, commitBoostYaml, MODULES, oracleRequestRoot } from "../support/commit-boost";
+import {
+  cbCall,
+  MODULES,
+  oracleRequestRoot,
+  startCommitBoostSigner,
+} from "../support/commit-boost";
 import { type PostgresServer, startPostgres } from "../support/postgres";
-import { type InProcessSigner, startInProcessSigner } from "../support/signer";
+import type { InProcessSigner } from "../support/signer";
 import { INTEROP_KEYS } from "../support/slashing";
 
 const KEY = INTEROP_KEYS[3] ?? "";
@@ -23,14 +27,8 @@ beforeAll(async () => {
   const url = await server.createSchema();
   for (const name of ["a", "b"]) {
     signers.push(
-      await startInProcessSigner(dir, `cb-${name}`, {
-        yaml: [
-          "network: hoodi",
-          `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
-          "antislashing: {backend: noop}",
-          "bls: {workers: 0}",
-          commitBoostYaml(`{backend: postgres, url: "${url}", pool_size: 2}`),
-        ],
+      await startCommitBoostSigner(dir, `cb-${name}`, {
+        store: `{backend: postgres, url: "${url}", pool_size: 2}`,
       }),
     );
   }

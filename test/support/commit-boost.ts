@@ -1,8 +1,12 @@
 // Commit-Boost test helpers: module JWTs made as commit-boost-client's SignerClient makes them,
 // calls to the listener, and roots computed independently with @chainsafe/ssz containers.
+
+import { resolve } from "node:path";
 import { ByteVectorType, ContainerType, UintBigintType } from "@chainsafe/ssz";
 import { createModuleJwt } from "../../src/commit-boost/jwt";
+import type { TempDir } from "./cli";
 import { oracleDomain, oracleSigningRoot } from "./oracle";
+import { type InProcessSigner, startInProcessSigner } from "./signer";
 
 export const MODULES = {
   alpha: {
@@ -25,6 +29,27 @@ export function commitBoostYaml(store: string, extra = ""): string {
     .map((m) => `{id: ${m.id}, jwt_secret: ${m.secret}, signing_id: "${m.signingId}"}`)
     .join(", ");
   return `commit_boost: {enabled: true, listen_address: 127.0.0.1, listen_port: 0, modules: [${modules}], proxy_store: ${store}, proxy_seal_key: ${PROXY_SEAL_KEY}${extra}}`;
+}
+
+/**
+ * A Hoodi signer with the interop keys (examples/keys) and the Commit-Boost listener on, its
+ * proxies in `store` (YAML flow mapping; default a sqlite file in `dir`).
+ */
+export function startCommitBoostSigner(
+  dir: TempDir,
+  name: string,
+  options: { store?: string; extra?: string } = {},
+): Promise<InProcessSigner> {
+  const store = options.store ?? `{backend: sqlite, path: ${dir.path}/${name}-proxies.sqlite}`;
+  return startInProcessSigner(dir, name, {
+    yaml: [
+      "network: hoodi",
+      `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
+      "antislashing: {backend: noop}",
+      "bls: {workers: 0}",
+      commitBoostYaml(store, options.extra),
+    ],
+  });
 }
 
 export interface CallOptions {
