@@ -491,22 +491,29 @@ const StaticAuth = Type.Object(
   strict,
 );
 
-const SignerState = Type.Object(
-  {
-    backend: oneOf(["sqlite", "postgres", "dynamodb"], {
-      description: "Store of stateful auth and seal data.",
-    }),
+/** A section's sqlite or PostgreSQL database: the file, or the URL and its pool. */
+function sqlDatabaseFields(poolSize: number) {
+  return {
     path: Type.Optional(
       Type.String({ minLength: 1, description: "SQLite file (sqlite backend)." }),
     ),
     url: Type.Optional(
       Type.String({ description: "PostgreSQL URL (postgres backend).", secret: "url" }),
     ),
-    pool_size: int(1, 1000, 4, "PostgreSQL connections."),
+    pool_size: int(1, 1000, poolSize, "PostgreSQL connections."),
     force_ipv4: Type.Boolean({
       default: false,
       description: "Resolve the PostgreSQL host to IPv4 only.",
     }),
+  };
+}
+
+const SignerState = Type.Object(
+  {
+    backend: oneOf(["sqlite", "postgres", "dynamodb"], {
+      description: "Store of stateful auth and seal data.",
+    }),
+    ...sqlDatabaseFields(4),
     table: Type.Optional(
       Type.String({ minLength: 3, description: "DynamoDB table (dynamodb backend)." }),
     ),
@@ -562,17 +569,7 @@ const CommitBoostTls = Type.Object(
 const CommitBoostProxyStore = Type.Object(
   {
     backend: oneOf(["sqlite", "postgres"], { description: "Where proxy keys are stored." }),
-    path: Type.Optional(
-      Type.String({ minLength: 1, description: "SQLite file (sqlite backend)." }),
-    ),
-    url: Type.Optional(
-      Type.String({ description: "PostgreSQL URL (postgres backend).", secret: "url" }),
-    ),
-    pool_size: int(1, 1000, 2, "PostgreSQL connections."),
-    force_ipv4: Type.Boolean({
-      default: false,
-      description: "Resolve the PostgreSQL host to IPv4 only.",
-    }),
+    ...sqlDatabaseFields(2),
   },
   strict,
 );
