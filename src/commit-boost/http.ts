@@ -194,7 +194,7 @@ export function commitBoostHandler(options: CommitBoostHttpOptions) {
       `commit_boost ${route.name}`,
       caller,
       { "commit_boost.route": route.name, "commit_boost.module": module },
-      async () => {
+      async (span) => {
         try {
           const { key, response } = await route.handle({
             module,
@@ -202,11 +202,13 @@ export function commitBoostHandler(options: CommitBoostHttpOptions) {
             service: options.service,
           });
           options.observer.request(route.name, "ok");
+          span.setAttributes({ "commit_boost.outcome": "ok" });
           audit.info("commit-boost request served", { route: route.name, client, module, key });
           return response;
         } catch (error) {
           const code = error instanceof SigilError ? error.code : "internal_error";
           options.observer.request(route.name, code);
+          span.setAttributes({ "commit_boost.outcome": code });
           const log = code === "internal_error" ? audit.error : audit.info;
           log.call(audit, "commit-boost request failed", {
             route: route.name,
