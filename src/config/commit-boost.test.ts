@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { commitBoostWarnings } from "./commit-boost";
 import { loadConfig } from "./load";
 import type { Config } from "./schema";
 import { validateConfig } from "./validate";
@@ -120,5 +121,15 @@ describe("commit_boost config check", () => {
     expect(problemsOf(devnet).join("\n")).toContain("commit_boost.chain_id: required");
     devnet.commit_boost.chain_id = 3151908;
     expect(problemsOf(devnet)).toEqual([]);
+  });
+});
+
+describe("commit_boost warnings", () => {
+  test("a non-loopback listener without TLS is warned about", () => {
+    expect(commitBoostWarnings(config(() => {}))).toEqual([]);
+    const open = config((c) => (c.commit_boost.listen_address = "0.0.0.0"));
+    expect(commitBoostWarnings(open).join("")).toContain("without commit_boost.tls");
+    open.commit_boost.tls = { cert_file: "/c.pem", key_file: "/k.pem" };
+    expect(commitBoostWarnings(open)).toEqual([]);
   });
 });

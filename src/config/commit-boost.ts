@@ -120,3 +120,14 @@ export function checkCommitBoost(
     }
   }
 }
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/** A Commit-Boost listener reachable from the network without TLS: tokens and signatures in clear. */
+export function commitBoostWarnings(config: Config): string[] {
+  const cb = config.commit_boost;
+  if (!cb.enabled || cb.tls || LOOPBACK.has(cb.listen_address)) return [];
+  return [
+    `commit_boost.listen_address is ${cb.listen_address} without commit_boost.tls: module JWTs and signatures cross the network in clear (Commit-Boost's own signer uses TLS by default since v0.10); set commit_boost.tls, or listen on 127.0.0.1`,
+  ];
+}

@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { checkShape, joinPath } from "../wire/check";
+import { commitBoostWarnings } from "./commit-boost";
 import { readEnvLayer } from "./env";
 import { readConfigFile } from "./file";
 import { type ExtraFlags, type FlagScope, readFlagLayer } from "./flags";
@@ -90,6 +91,7 @@ export function loadConfig(input: LoadInput): LoadResult {
       ...listenerWarnings(config, explicit, flags.configPath),
       ...keyDirectoryWarnings(config),
       ...ignoredSettingWarnings(config),
+      ...commitBoostWarnings(config),
     ],
   };
 }
