@@ -10,6 +10,7 @@ import { commitBoostChainId } from "../config/commit-boost";
 import { ConfigProblemsError } from "../config/problems";
 import type { Config } from "../config/schema";
 import { resolveSecret } from "../config/validate";
+import type { ServerTls } from "../http/tls";
 import type { KeyService } from "../keys/key-service";
 import type { KeyStore } from "../keys/key-store";
 import { hostAllowlist } from "../net/host";
@@ -33,6 +34,15 @@ function secret(value: string, env: Env): string {
   const resolved = resolveSecret(value, env);
   if (!resolved.ok) throw new Error(`environment variable ${resolved.variable} is not set`);
   return resolved.value;
+}
+
+/** `commit_boost.tls` read and checked (ConfigProblemsError), when the listener is on. */
+export function commitBoostTls(config: Config): ServerTls | undefined {
+  const { enabled, tls } = config.commit_boost;
+  if (!enabled || !tls) return undefined;
+  const loaded = loadCommitBoostTls(tls);
+  if (!loaded.ok) throw new ConfigProblemsError(loaded.problems);
+  return loaded.tls;
 }
 
 /** The proxy store `commit_boost.proxy_store` names, else a table in signer_state's database. */
@@ -68,6 +78,8 @@ export async function wireCommitBoost(
     network: NetworkConstants;
     env: Env;
     seal?: SealService;
+    /** commit_boost.tls as commitBoostTls read it, before anything started. */
+    tls: ServerTls | undefined;
     metrics: SignerMetrics;
     tracer: Tracer;
     logger: Logger;
@@ -76,8 +88,7 @@ export async function wireCommitBoost(
   const cb = config.commit_boost;
   if (!cb.enabled) return undefined;
   const log = deps.logger.child("commit_boost");
-  const tls = cb.tls ? loadCommitBoostTls(cb.tls) : undefined;
-  if (tls && !tls.ok) throw new ConfigProblemsError(tls.problems);
+  const { tls } = deps;
   const chainId = commitBoostChainId(config, deps.network);
   if (chainId === undefined) throw new Error("commit_boost.chain_id: the network gives none");
   const { seal } = deps;
@@ -124,7 +135,7 @@ export async function wireCommitBoost(
       startCommitBoostListener({
         hostname: cb.listen_address,
         port: cb.listen_port,
-        ...(tls?.ok ? { tls: tls.tls } : {}),
+        ...(tls ? { tls } : {}),
         handle,
       }),
     );

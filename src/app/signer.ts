@@ -32,7 +32,7 @@ import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
 import { wireAuth } from "./auth";
 import { wireCloudKv } from "./cloud-kv";
-import { type CommitBoostWiring, wireCommitBoost } from "./commit-boost";
+import { type CommitBoostWiring, commitBoostTls, wireCommitBoost } from "./commit-boost";
 import { wireKeyManager } from "./keymanager";
 import { wireKeys } from "./keys";
 import { openListener } from "./listeners";
@@ -80,6 +80,7 @@ export async function startSigner(
   const log = logger.child("app");
   // Files named by the configuration are checked before anything starts, like the rest of it.
   const tls = serverTls(config);
+  const cbTls = commitBoostTls(config);
   if (config.antislashing.backend === "noop") log.warn(NOOP_WARNING);
   const bls = await startBls(config, logger);
   let store: SlashingStore | undefined;
@@ -100,7 +101,7 @@ export async function startSigner(
     // Disabled: a no-op, and the OpenTelemetry SDK is never loaded.
     tracer = await createTracer(config.opentelemetry);
     if (tracer.enabled) log.info("tracing", { endpoint: config.opentelemetry.endpoint });
-    return await startWithStore(config, logger, bls, store, tracer, env, tls);
+    return await startWithStore(config, logger, bls, store, tracer, env, { tls, cbTls });
   } catch (error) {
     await tracer?.shutdown().catch(() => {});
     await store?.close().catch(() => {});
@@ -154,7 +155,7 @@ async function startWithStore(
   store: SlashingStore,
   tracer: Tracer,
   env: Record<string, string | undefined>,
-  tls: ServerTls | undefined,
+  { tls, cbTls }: { tls: ServerTls | undefined; cbTls: ServerTls | undefined },
 ): Promise<RunningSigner> {
   const log = logger.child("app");
   const bls = running.backend;
@@ -321,6 +322,7 @@ async function startWithStore(
       network,
       env,
       ...(seal && { seal }),
+      tls: cbTls,
       metrics: metrics.metrics,
       tracer,
       logger,

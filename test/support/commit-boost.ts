@@ -59,6 +59,8 @@ export interface CallOptions {
   exp?: number;
   /** The body the token's payload_hash is made for, when not the one sent. */
   hashedBody?: string;
+  /** Bun's fetch TLS options (the CA of an https listener). */
+  tls?: { ca: string };
 }
 
 /** A request as commit-boost-client's SignerClient sends it: bearer JWT over the exact body. */
@@ -87,6 +89,7 @@ export async function cbCall(
       ...(text === undefined ? {} : { "content-type": "application/json" }),
     },
     ...(text === undefined ? {} : { body: text }),
+    ...(options.tls ? { tls: options.tls } : {}),
   });
   const responseText = await response.text();
   return { status: response.status, text: responseText, json: () => JSON.parse(responseText) };
