@@ -1,5 +1,6 @@
 // Two sigil instances on one PostgreSQL database: a proxy generated on one signs on the other,
-// and both list it; each signature is verified independently (blst, noble).
+// and both list it; each signature is verified independently (blst, noble). Both sign in a
+// BLS worker pool, as deployed.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
@@ -29,6 +30,8 @@ beforeAll(async () => {
     signers.push(
       await startCommitBoostSigner(dir, `cb-${name}`, {
         store: `{backend: postgres, url: "${url}", pool_size: 2}`,
+        // As deployed: BLS signing (consensus and proxy keys alike) in worker threads.
+        workers: 2,
       }),
     );
   }

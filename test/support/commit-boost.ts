@@ -38,7 +38,7 @@ export function commitBoostYaml(store: string, extra = ""): string {
 export function startCommitBoostSigner(
   dir: TempDir,
   name: string,
-  options: { store?: string; extra?: string } = {},
+  options: { store?: string; extra?: string; workers?: number } = {},
 ): Promise<InProcessSigner> {
   const store = options.store ?? `{backend: sqlite, path: ${dir.path}/${name}-proxies.sqlite}`;
   return startInProcessSigner(dir, name, {
@@ -46,7 +46,7 @@ export function startCommitBoostSigner(
       "network: hoodi",
       `key_sources: {filesystem: {paths: ["${resolve("examples/keys")}"]}}`,
       "antislashing: {backend: noop}",
-      "bls: {workers: 0}",
+      `bls: {workers: ${options.workers ?? 0}}`,
       commitBoostYaml(store, options.extra),
     ],
   });
