@@ -140,14 +140,18 @@ export function commitBoostHandler(options: CommitBoostHttpOptions) {
     if (!route || route.method !== request.method)
       return errorResponse("not_found", `no route ${request.method} ${path}`);
 
-    const refused = (reason: JwtRefusal | "blocked" | "body", module?: string) => {
+    // One warn line per failure, and one when it blocks the address; requests refused while
+    // blocked are only counted (a flood must not flood the log too).
+    const refused = (reason: JwtRefusal | "body") => {
       options.observer.authFailure(reason);
-      audit.warn("commit-boost request refused", { route: route.name, client, module, reason });
+      audit.warn("commit-boost request refused", { route: route.name, client, reason });
+      if (options.limiter.fail(client))
+        audit.warn("commit-boost client blocked after repeated auth failures", { client });
     };
     const blocked = () => {
       const blockedMs = options.limiter.blockedFor(client);
       if (blockedMs === 0) return undefined;
-      refused("blocked");
+      options.observer.authFailure("blocked");
       options.observer.request(route.name, "too_many_requests");
       const seconds = Math.ceil(blockedMs / 1000);
       return Response.json(
@@ -162,7 +166,6 @@ export function commitBoostHandler(options: CommitBoostHttpOptions) {
     if (early) return early;
     const body = await readBody(request);
     if (!body.ok) {
-      options.limiter.fail(client);
       refused("body");
       options.observer.request(route.name, body.code);
       return errorResponse(body.code, body.message);
@@ -178,7 +181,6 @@ export function commitBoostHandler(options: CommitBoostHttpOptions) {
       now: now(),
     });
     if (!auth.ok) {
-      options.limiter.fail(client);
       refused(auth.reason);
       options.observer.request(route.name, "unauthorized");
       return errorResponse("unauthorized", "unauthorized", {

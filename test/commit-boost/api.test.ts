@@ -256,9 +256,16 @@ describe("Commit-Boost signer API", () => {
     );
     expect(metrics).toContain('signer_commit_boost_auth_failures_total{reason="blocked"} 1');
     expect(metrics).toContain("signer_commit_boost_blocked_clients 1");
-    const audit = signer.logs.filter((l) => l.includes("commit-boost request refused"));
-    expect(audit.length).toBeGreaterThanOrEqual(6);
-    expect(audit.join("\n")).not.toContain(MODULES.alpha.secret);
+    const refusedLines = signer.logs.filter((l) => l.includes("commit-boost request refused"));
+    expect(refusedLines.map((l) => JSON.parse(l).reason)).toEqual([
+      "wrong_payload_hash",
+      "wrong_route",
+      "bad_signature",
+      "expired",
+      "unknown_module",
+    ]);
+    expect(signer.logs.filter((l) => l.includes("commit-boost client blocked"))).toHaveLength(1);
+    expect(signer.logs.join("\n")).not.toContain(MODULES.alpha.secret);
   });
 });
 
