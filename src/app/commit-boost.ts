@@ -61,8 +61,13 @@ async function openProxyStore(config: Config, logger: Logger): Promise<ProxyStor
       logger,
     });
   }
+  if (settings?.backend === "dynamodb") {
+    const { openDynamoProxyStore } = await import("../commit-boost/store/dynamodb");
+    const { createDynamoClient } = await import("../storage/dynamodb/client");
+    return openDynamoProxyStore(createDynamoClient(), settings.table ?? "");
+  }
   // config check refuses this (commit_boost.proxy_store); a guard for a changed configuration.
-  throw new Error("commit_boost.proxy_store: a sqlite or postgres database is required");
+  throw new Error("commit_boost.proxy_store: a database is required");
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Where proxy keys live: one record per proxy, in a database every sigil instance of a
- * deployment shares (sqlite for one host, postgres for several), so that a proxy generated on one
+ * deployment shares (sqlite for one host, postgres or dynamodb for several), so that a proxy generated on one
  * instance signs on any other. The secret is stored sealed (proxy-seal.ts), never in clear.
  */
 export type ProxyScheme = "bls" | "ecdsa";
@@ -22,7 +22,7 @@ export interface ProxyRecord {
 }
 
 export interface ProxyStore {
-  readonly backend: "sqlite" | "postgres";
+  readonly backend: "sqlite" | "postgres" | "dynamodb";
   /** Adds a record; a proxy id already stored is an error (ids come from fresh random keys). */
   put(record: ProxyRecord): Promise<void>;
   get(proxy: string): Promise<ProxyRecord | undefined>;

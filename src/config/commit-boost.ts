@@ -84,20 +84,14 @@ export function checkCommitBoost(
     );
   const store = cb.proxy_store;
   if (store) {
+    const where = "commit_boost.proxy_store";
     if (store.backend === "sqlite" && !store.path)
-      report(
-        "commit_boost.proxy_store.path",
-        "required when commit_boost.proxy_store.backend is sqlite",
-      );
-    if (store.backend === "postgres")
-      checkPostgresUrl("commit_boost.proxy_store.url", store.url, report);
+      report(`${where}.path`, `required when ${where}.backend is sqlite`);
+    if (store.backend === "postgres") checkPostgresUrl(`${where}.url`, store.url, report);
+    if (store.backend === "dynamodb" && !store.table)
+      report(`${where}.table`, `required when ${where}.backend is dynamodb`);
   } else if (!config.signer_state) {
     report("commit_boost.proxy_store", "required without signer_state: proxy keys need a database");
-  } else if (config.signer_state.backend === "dynamodb") {
-    report(
-      "commit_boost.proxy_store",
-      "required with a dynamodb signer_state: proxy keys are stored in sqlite or postgres",
-    );
   }
   if (!config.signer_state) {
     if (cb.proxy_seal_key === undefined) {

@@ -568,8 +568,16 @@ const CommitBoostTls = Type.Object(
 /** The Commit-Boost proxy key store; signer_state's database when unset. */
 const CommitBoostProxyStore = Type.Object(
   {
-    backend: oneOf(["sqlite", "postgres"], { description: "Where proxy keys are stored." }),
+    backend: oneOf(["sqlite", "postgres", "dynamodb"], {
+      description: "Where proxy keys are stored.",
+    }),
     ...sqlDatabaseFields(2),
+    table: Type.Optional(
+      Type.String({
+        minLength: 3,
+        description: "DynamoDB table with signer_state's layout (dynamodb backend).",
+      }),
+    ),
   },
   strict,
 );
