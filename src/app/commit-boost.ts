@@ -18,6 +18,7 @@ import type { Logger } from "../observability/log";
 import type { SignerMetrics } from "../observability/metrics";
 import type { Tracer } from "../observability/tracing";
 import type { SealService } from "../seal/service";
+import type { CanaryCounter } from "../signing/canary";
 import type { NetworkConstants } from "../signing/network";
 import { fromHex } from "../wire/hex";
 import { openListener } from "./listeners";
@@ -86,6 +87,8 @@ export async function wireCommitBoost(
     /** commit_boost.tls as commitBoostTls read it, before anything started. */
     tls: ServerTls | undefined;
     metrics: SignerMetrics;
+    /** Counts signatures of canary keys (`canary_keys`), on this listener as on the signing API. */
+    canaryCounter: CanaryCounter;
     tracer: Tracer;
     logger: Logger;
   },
@@ -111,6 +114,7 @@ export async function wireCommitBoost(
     cb.modules.map((m) => [m.id, { signingId: fromHex(m.signing_id.toLowerCase()) }]),
   );
   const secrets = new Map(cb.modules.map((m) => [m.id, secret(m.jwt_secret, deps.env)]));
+  const canaries = new Set(config.canary_keys.map((key) => key.toLowerCase()));
   const store = await openProxyStore(config, log);
   try {
     const service = new CommitBoostService({
@@ -121,6 +125,11 @@ export async function wireCommitBoost(
       chain: { chainId, genesisForkVersion: deps.network.genesisForkVersion },
       modules,
       logger: log,
+      onConsensusSignature: (pubkey, what) => {
+        if (!canaries.has(pubkey)) return;
+        deps.canaryCounter.increment();
+        log.warn("canary key signed", { pubkey, operation: `commit_boost ${what}` });
+      },
     });
     const limiter = new AuthFailureLimiter({
       limit: cb.jwt_auth_fail_limit,

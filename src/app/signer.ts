@@ -324,6 +324,7 @@ async function startWithStore(
       ...(seal && { seal }),
       tls: cbTls,
       metrics: metrics.metrics,
+      canaryCounter: metrics.canaryCounter,
       tracer,
       logger,
     });

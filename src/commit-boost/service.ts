@@ -35,6 +35,8 @@ export interface CommitBoostServiceOptions {
   readonly chain: CommitBoostChain;
   readonly modules: ReadonlyMap<string, CommitBoostModule>;
   readonly logger: Logger;
+  /** Told of every signature a consensus key makes here (canary keys are watched through it). */
+  readonly onConsensusSignature?: (pubkey: string, what: "request" | "delegation") => void;
 }
 
 export interface SignCommand {
@@ -163,6 +165,7 @@ export class CommitBoostService {
     const entry = this.#consensusKey(command.key);
     const root = this.#root(command, signingId);
     const signature = await this.#options.bls.sign(entry.key, root);
+    this.#options.onConsensusSignature?.(command.key, "request");
     return this.#signed(command, signingId, signature);
   }
 
@@ -221,6 +224,7 @@ export class CommitBoostService {
       const proxy = toHex(proxyBytes);
       const root = delegationSigningRoot(entry.key.publicKey, proxyBytes, this.#domain);
       const signature = toHex(await this.#options.bls.sign(entry.key, root));
+      this.#options.onConsensusSignature?.(pubkey, "delegation");
       const identity = { scheme, proxy, consensus: pubkey, module };
       const sealed = sealProxySecret(kek, identity, secret);
       await this.#options.store.put({

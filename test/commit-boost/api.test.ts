@@ -27,7 +27,11 @@ let signer: InProcessSigner;
 let cb = "";
 
 beforeAll(async () => {
-  signer = await startCommitBoostSigner(dir, "cb", { extra: ", jwt_auth_fail_limit: 5" });
+  signer = await startCommitBoostSigner(dir, "cb", {
+    extra: ", jwt_auth_fail_limit: 5",
+    // KEY1 is a canary: its delegation below is counted and logged like any canary signature.
+    yaml: [`canary_keys: ["${KEY1}"]`],
+  });
   cb = signer.signer.commitBoostUrl ?? "";
 });
 
@@ -256,6 +260,9 @@ describe("Commit-Boost signer API", () => {
     );
     expect(metrics).toContain('signer_commit_boost_auth_failures_total{reason="blocked"} 1');
     expect(metrics).toContain("signer_commit_boost_blocked_clients 1");
+    expect(metrics).toContain("signer_canary_signing_total 1");
+    const canary = signer.logs.filter((l) => l.includes("canary key signed"));
+    expect(canary.map((l) => JSON.parse(l).operation)).toEqual(["commit_boost delegation"]);
     const refusedLines = signer.logs.filter((l) => l.includes("commit-boost request refused"));
     expect(refusedLines.map((l) => JSON.parse(l).reason)).toEqual([
       "wrong_payload_hash",

@@ -38,7 +38,7 @@ export function commitBoostYaml(store: string, extra = ""): string {
 export function startCommitBoostSigner(
   dir: TempDir,
   name: string,
-  options: { store?: string; extra?: string; workers?: number } = {},
+  options: { store?: string; extra?: string; workers?: number; yaml?: readonly string[] } = {},
 ): Promise<InProcessSigner> {
   const store = options.store ?? `{backend: sqlite, path: ${dir.path}/${name}-proxies.sqlite}`;
   return startInProcessSigner(dir, name, {
@@ -48,6 +48,7 @@ export function startCommitBoostSigner(
       "antislashing: {backend: noop}",
       `bls: {workers: ${options.workers ?? 0}}`,
       commitBoostYaml(store, options.extra),
+      ...(options.yaml ?? []),
     ],
   });
 }
