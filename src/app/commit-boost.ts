@@ -124,6 +124,7 @@ export async function wireCommitBoost(
       proxyKek: kek,
       chain: { chainId, genesisForkVersion: deps.network.genesisForkVersion },
       modules,
+      maxProxiesPerKey: cb.max_proxies_per_key,
       logger: log,
       onConsensusSignature: (pubkey, what) => {
         if (!canaries.has(pubkey)) return;

@@ -32,6 +32,7 @@ async function setup(options: { kek?: () => Uint8Array | undefined; store?: Prox
     store,
     proxyKek: options.kek ?? (() => kek),
     chain: { chainId: 560048n, genesisForkVersion: fromHex("0x10000910") },
+    maxProxiesPerKey: 3,
     modules: new Map([
       [MODULE, { signingId: new Uint8Array(32).fill(1) }],
       ["beta", { signingId: new Uint8Array(32).fill(2) }],
@@ -108,6 +109,17 @@ describe("CommitBoostService", () => {
     const moved = { ...record, proxy: `0x${"ee".repeat(20)}` };
     await store.put(moved);
     expect(await code(sign(service, moved.proxy, "ecdsa"))).toBe("ProxySealError");
+  });
+
+  test("a module holds at most maxProxiesPerKey proxies per consensus key", async () => {
+    const { service } = await setup();
+    for (const scheme of ["bls", "ecdsa", "bls"] as const)
+      await service.generateProxy(MODULE, consensus.pubkey, scheme);
+    expect(await code(service.generateProxy(MODULE, consensus.pubkey, "ecdsa"))).toBe(
+      "invalid_request",
+    );
+    // Another module's count is its own.
+    expect(await code(service.generateProxy("beta", consensus.pubkey, "ecdsa"))).toBe("resolved");
   });
 
   test("a module sees and uses only its own proxies; the scheme must match", async () => {

@@ -34,6 +34,8 @@ export interface CommitBoostServiceOptions {
   readonly proxyKek: () => Uint8Array | undefined;
   readonly chain: CommitBoostChain;
   readonly modules: ReadonlyMap<string, CommitBoostModule>;
+  /** Proxies one module may hold per consensus key (both schemes): a runaway module stops here. */
+  readonly maxProxiesPerKey: number;
   readonly logger: Logger;
   /** Told of every signature a consensus key makes here (canary keys are watched through it). */
   readonly onConsensusSignature?: (pubkey: string, what: "request" | "delegation") => void;
@@ -211,6 +213,15 @@ export class CommitBoostService {
     this.#module(module);
     const entry = this.#consensusKey(pubkey);
     const kek = this.#kek();
+    const held = (await this.#options.store.listByModule(module)).filter(
+      (record) => record.consensus === pubkey,
+    ).length;
+    // A soft bound: instances generating at the same moment may each add one past it.
+    if (held >= this.#options.maxProxiesPerKey)
+      throw new SigilError(
+        "invalid_request",
+        `this module already holds ${held} proxies for ${pubkey} (commit_boost.max_proxies_per_key)`,
+      );
     const secret = scheme === "bls" ? newBlsSecret() : newEcdsaSecret();
     try {
       let proxyBytes: Uint8Array;

@@ -635,6 +635,12 @@ const CommitBoost = Type.Object(
       300,
       "How long a blocked address gets 429, from its last failure.",
     ),
+    max_proxies_per_key: int(
+      1,
+      100_000,
+      16,
+      "Proxy keys one module may generate per consensus key; more get 400.",
+    ),
     proxy_store: Type.Optional(CommitBoostProxyStore),
     proxy_seal_key: Type.Optional(
       Type.String({
