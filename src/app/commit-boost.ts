@@ -111,7 +111,13 @@ export async function wireCommitBoost(
     kek = () => fixed;
   }
   const modules = new Map<string, CommitBoostModule>(
-    cb.modules.map((m) => [m.id, { signingId: fromHex(m.signing_id.toLowerCase()) }]),
+    cb.modules.map((m) => [
+      m.id,
+      {
+        signingId: fromHex(m.signing_id.toLowerCase()),
+        ...(m.pubkeys && { pubkeys: new Set(m.pubkeys.map((k) => k.toLowerCase())) }),
+      },
+    ]),
   );
   const secrets = new Map(cb.modules.map((m) => [m.id, secret(m.jwt_secret, deps.env)]));
   const canaries = new Set(config.canary_keys.map((key) => key.toLowerCase()));

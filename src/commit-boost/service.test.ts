@@ -6,7 +6,7 @@ import { KeyStore } from "../keys/key-store";
 import { fromHex } from "../wire/hex";
 import { proxyKek } from "./proxy-seal";
 import type { ProxyStore } from "./proxy-store";
-import { CommitBoostService } from "./service";
+import { type CommitBoostModule, CommitBoostService } from "./service";
 import { openSqliteProxyStore } from "./store/sqlite";
 
 const bls = createBlstBackend();
@@ -20,7 +20,13 @@ afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 
-async function setup(options: { kek?: () => Uint8Array | undefined; store?: ProxyStore } = {}) {
+async function setup(
+  options: {
+    kek?: () => Uint8Array | undefined;
+    store?: ProxyStore;
+    modules?: Record<string, CommitBoostModule>;
+  } = {},
+) {
   const store = options.store ?? (await openSqliteProxyStore(":memory:"));
   stores.push(store);
   const keys = new KeyStore();
@@ -36,6 +42,7 @@ async function setup(options: { kek?: () => Uint8Array | undefined; store?: Prox
     modules: new Map([
       [MODULE, { signingId: new Uint8Array(32).fill(1) }],
       ["beta", { signingId: new Uint8Array(32).fill(2) }],
+      ...Object.entries(options.modules ?? {}),
     ]),
     logger,
   });
@@ -120,6 +127,21 @@ describe("CommitBoostService", () => {
     );
     // Another module's count is its own.
     expect(await code(service.generateProxy("beta", consensus.pubkey, "ecdsa"))).toBe("resolved");
+  });
+
+  test("a module limited to some keys neither sees nor uses the others", async () => {
+    const { service, keys } = await setup({
+      modules: { gamma: { signingId: new Uint8Array(32).fill(3), pubkeys: new Set(["0xnone"]) } },
+    });
+    const { proxy } = await service.generateProxy(MODULE, consensus.pubkey, "bls");
+    expect(keys.get(consensus.pubkey)).toBeDefined();
+    expect(await service.getPubkeys("gamma")).toEqual([]);
+    const asGamma = { module: "gamma", key: consensus.pubkey, objectRoot: ROOT, nonce: 1n };
+    expect(await code(service.signConsensus(asGamma))).toBe("unknown_pubkey");
+    expect(await code(service.generateProxy("gamma", consensus.pubkey, "bls"))).toBe(
+      "unknown_pubkey",
+    );
+    expect(await code(service.signProxy("bls", { ...asGamma, key: proxy }))).toBe("unknown_pubkey");
   });
 
   test("a module sees and uses only its own proxies; the scheme must match", async () => {

@@ -24,6 +24,8 @@ export interface CommitBoostChain {
 export interface CommitBoostModule {
   /** 32 bytes, signed into every request of the module. */
   readonly signingId: Uint8Array;
+  /** The consensus keys the module may see and use (lower-case pubkeys); every key when unset. */
+  readonly pubkeys?: ReadonlySet<string>;
 }
 
 export interface CommitBoostServiceOptions {
@@ -114,9 +116,11 @@ export class CommitBoostService {
     return found;
   }
 
-  #consensusKey(pubkey: string) {
+  /** The key, if loaded and the module's to use; else unknown, whichever it is. */
+  #consensusKey(module: CommitBoostModule, pubkey: string) {
     const entry = this.#options.keys.get(pubkey);
-    if (!entry) throw unknownKey("consensus pubkey");
+    if (!entry || (module.pubkeys && !module.pubkeys.has(pubkey)))
+      throw unknownKey("consensus pubkey");
     return entry;
   }
 
@@ -127,10 +131,12 @@ export class CommitBoostService {
   }
 
   async getPubkeys(module: string): Promise<ConsensusProxies[]> {
-    this.#module(module);
+    const { pubkeys: allowed } = this.#module(module);
     const byConsensus = new Map<string, ConsensusProxies>();
-    for (const pubkey of this.#options.keys.pubkeys().sort())
+    for (const pubkey of this.#options.keys.pubkeys().sort()) {
+      if (allowed && !allowed.has(pubkey)) continue;
       byConsensus.set(pubkey, { consensus: pubkey, proxyBls: [], proxyEcdsa: [] });
+    }
     for (const record of await this.#options.store.listByModule(module)) {
       const entry = byConsensus.get(record.consensus);
       if (!entry) continue; // its consensus key is not loaded here: not usable either
@@ -163,8 +169,9 @@ export class CommitBoostService {
   }
 
   async signConsensus(command: SignCommand): Promise<Signed> {
-    const { signingId } = this.#module(command.module);
-    const entry = this.#consensusKey(command.key);
+    const moduleConfig = this.#module(command.module);
+    const { signingId } = moduleConfig;
+    const entry = this.#consensusKey(moduleConfig, command.key);
     const root = this.#root(command, signingId);
     const signature = await this.#options.bls.sign(entry.key, root);
     this.#options.onConsensusSignature?.(command.key, "request");
@@ -172,12 +179,13 @@ export class CommitBoostService {
   }
 
   async signProxy(scheme: ProxyScheme, command: SignCommand): Promise<Signed> {
-    const { signingId } = this.#module(command.module);
+    const moduleConfig = this.#module(command.module);
+    const { signingId } = moduleConfig;
     const record = await this.#options.store.get(command.key);
     // Another module's proxy reads as unknown: a module only ever sees its own.
     if (!record || record.scheme !== scheme || record.module !== command.module)
       throw unknownKey(`${scheme} proxy`);
-    this.#consensusKey(record.consensus);
+    this.#consensusKey(moduleConfig, record.consensus);
     const proxy = this.#opened(record);
     const root = this.#root(command, signingId);
     const signature =
@@ -210,8 +218,7 @@ export class CommitBoostService {
   }
 
   async generateProxy(module: string, pubkey: string, scheme: ProxyScheme): Promise<Delegation> {
-    this.#module(module);
-    const entry = this.#consensusKey(pubkey);
+    const entry = this.#consensusKey(this.#module(module), pubkey);
     const kek = this.#kek();
     const held = (await this.#options.store.listByModule(module)).filter(
       (record) => record.consensus === pubkey,

@@ -46,6 +46,13 @@ export function checkCommitBoost(
     if (seen.has(module.id))
       report(`commit_boost.modules[${i}].id`, `${module.id} is listed twice`);
     seen.add(module.id);
+    for (const [k, key] of (module.pubkeys ?? []).entries()) {
+      if (!/^0x[0-9a-fA-F]{96}$/.test(key))
+        report(
+          `commit_boost.modules[${i}].pubkeys[${k}]`,
+          "invalid public key: expected 0x followed by 96 hex characters",
+        );
+    }
     const secret = secretValue(module.jwt_secret, env);
     if (secret === undefined)
       report(

@@ -539,6 +539,11 @@ const CommitBoostModule = Type.Object(
       description:
         "The module's signing id, signed into every request (Commit-Boost `signing_id`).",
     }),
+    pubkeys: Type.Optional(
+      StringList(
+        "Consensus keys the module may see and sign with (and delegate from); unset = every key.",
+      ),
+    ),
   },
   strict,
 );
