@@ -64,6 +64,10 @@ describe("commit_boost config check", () => {
         "MISSING is not set",
       ],
       [
+        (c) => ((c.commit_boost.modules[0] as { pubkeys?: string[] }).pubkeys = ["0x1234"]),
+        "commit_boost.modules[0].pubkeys[0]: invalid public key",
+      ],
+      [
         (c) => delete c.commit_boost.proxy_store,
         "commit_boost.proxy_store: required without signer_state",
       ],
