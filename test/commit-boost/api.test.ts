@@ -12,6 +12,7 @@ import {
   MODULES,
   oracleDelegationRoot,
   oracleRequestRoot,
+  RawJson,
   startCommitBoostSigner,
 } from "../support/commit-boost";
 import type { InProcessSigner } from "../support/signer";
@@ -75,7 +76,7 @@ describe("Commit-Boost signer API", () => {
     const nonce = 18446744073709551615n; // u64::MAX survives the round trip exactly
     // Sent as text: JSON.stringify cannot write a u64 beyond 2^53 exactly.
     const text = `{"pubkey":"${KEY0}","object_root":"${ROOT}","nonce":${nonce}}`;
-    const response = await fetchExact(text);
+    const response = await cbCall(cb, "/signer/v1/request_signature/bls", new RawJson(text));
     expect(response.status).toBe(200);
     expect(response.text).toContain(`"nonce":${nonce},`);
     const answer = JSON.parse(response.text);
@@ -275,24 +276,3 @@ describe("Commit-Boost signer API", () => {
     expect(signer.logs.join("\n")).not.toContain(MODULES.alpha.secret);
   });
 });
-
-/** A POST whose body text is sent as given (cbCall re-serialises through JSON.stringify). */
-async function fetchExact(text: string) {
-  const { createModuleJwt } = await import("../../src/commit-boost/jwt");
-  const path = "/signer/v1/request_signature/bls";
-  const token = createModuleJwt(
-    {
-      module: MODULES.alpha.id,
-      route: path,
-      exp: Math.floor(Date.now() / 1000) + 300,
-      body: new TextEncoder().encode(text),
-    },
-    MODULES.alpha.secret,
-  );
-  const response = await fetch(`${cb}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: text,
-  });
-  return { status: response.status, text: await response.text() };
-}

@@ -5,12 +5,11 @@ import * as grpc from "@grpc/grpc-js";
 // The OTLP exporter's own protobuf reader: the wire format is decoded by code we did not write.
 import { ProtobufReader } from "@opentelemetry/otlp-transformer/build/src/common/protobuf/protobuf-reader";
 import type { RunningSigner } from "../../src/app/signer";
-import { createModuleJwt } from "../../src/commit-boost/jwt";
 import { createOtlpTracer } from "../../src/observability/otlp";
 import { createTracer, NOOP_TRACER, type OtlpLoader } from "../../src/observability/tracing";
 import { JobLimiter } from "../../src/signing/limiter";
 import { TempDir } from "../support/cli";
-import { commitBoostYaml, MODULES } from "../support/commit-boost";
+import { cbCall, commitBoostYaml, MODULES } from "../support/commit-boost";
 import { startInProcessSigner } from "../support/signer";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
@@ -232,23 +231,12 @@ describe("tracing over OTLP/gRPC", () => {
     const parent = "00f067aa0ba902b7";
     let stopped = false;
     try {
-      const base = started.signer.commitBoostUrl ?? "";
-      const path = "/signer/v1/request_signature/bls";
-      const text = JSON.stringify({ pubkey: K0, object_root: `0x${"11".repeat(32)}`, nonce: 1 });
-      const token = createModuleJwt(
-        {
-          module: MODULES.alpha.id,
-          route: path,
-          exp: Math.floor(Date.now() / 1000) + 60,
-          body: new TextEncoder().encode(text),
-        },
-        MODULES.alpha.secret,
+      const response = await cbCall(
+        started.signer.commitBoostUrl ?? "",
+        "/signer/v1/request_signature/bls",
+        { pubkey: K0, object_root: `0x${"11".repeat(32)}`, nonce: 1 },
+        { headers: { traceparent: `00-${traceId}-${parent}-01` } },
       );
-      const response = await fetch(`${base}${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${parent}-01` },
-        body: text,
-      });
       expect(response.status).toBe(200);
       await started.signer.stop();
       stopped = true;

@@ -62,6 +62,13 @@ export interface CallOptions {
   hashedBody?: string;
   /** Bun's fetch TLS options (the CA of an https listener). */
   tls?: { ca: string };
+  /** More request headers (a traceparent). */
+  headers?: Record<string, string>;
+}
+
+/** A body sent as this exact text (a u64 beyond 2^53, which JSON.stringify cannot write). */
+export class RawJson {
+  constructor(readonly text: string) {}
 }
 
 /** A request as commit-boost-client's SignerClient sends it: bearer JWT over the exact body. */
@@ -72,7 +79,8 @@ export async function cbCall(
   options: CallOptions = {},
 ): Promise<{ status: number; text: string; json: () => unknown }> {
   const module = options.module ?? MODULES.alpha;
-  const text = body === undefined ? undefined : JSON.stringify(body);
+  const text =
+    body === undefined ? undefined : body instanceof RawJson ? body.text : JSON.stringify(body);
   const hashed = options.hashedBody ?? text;
   const token = createModuleJwt(
     {
@@ -88,6 +96,7 @@ export async function cbCall(
     headers: {
       authorization: `Bearer ${token}`,
       ...(text === undefined ? {} : { "content-type": "application/json" }),
+      ...options.headers,
     },
     ...(text === undefined ? {} : { body: text }),
     ...(options.tls ? { tls: options.tls } : {}),
