@@ -7,7 +7,7 @@ export class ListenerError extends Error {
   override readonly name = "ListenerError";
 
   constructor(
-    readonly section: "server" | "metrics",
+    readonly section: "server" | "metrics" | "commit_boost",
     readonly address: string,
     readonly port: number,
     cause: unknown,
@@ -31,7 +31,7 @@ function describe(section: string, address: string, port: number, cause: unknown
 
 /** Runs `open` (a listener's start), turning its failure into a ListenerError for `section`. */
 export function openListener<T>(
-  section: "server" | "metrics",
+  section: "server" | "metrics" | "commit_boost",
   address: string,
   port: number,
   open: () => T,

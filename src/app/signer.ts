@@ -33,6 +33,7 @@ import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
 import { wireAuth } from "./auth";
 import { wireCloudKv } from "./cloud-kv";
+import { type CommitBoostWiring, commitBoostTls, wireCommitBoost } from "./commit-boost";
 import { wireKeyManager } from "./keymanager";
 import { wireKeys } from "./keys";
 import { openListener } from "./listeners";
@@ -53,6 +54,8 @@ export interface RunningSigner {
   readonly routes: readonly Route[];
   /** Base URL of the metrics listener (GET /metrics). */
   readonly metricsUrl: string;
+  /** Base URL of the Commit-Boost listener, when `commit_boost.enabled`. */
+  readonly commitBoostUrl?: string;
   /** Re-reads the key sources in the background (SIGHUP; POST /reload does the same). */
   reloadKeys(trigger: string): void;
   /** Resolves once no key reload runs or waits. */
@@ -79,6 +82,7 @@ export async function startSigner(
   const log = logger.child("app");
   // Files named by the configuration are checked before anything starts, like the rest of it.
   const tls = serverTls(config);
+  const cbTls = commitBoostTls(config);
   if (config.antislashing.backend === "noop") log.warn(NOOP_WARNING);
   const bls = await startBls(config, logger);
   let store: SlashingStore | undefined;
@@ -99,7 +103,7 @@ export async function startSigner(
     // Disabled: a no-op, and the OpenTelemetry SDK is never loaded.
     tracer = await createTracer(config.opentelemetry);
     if (tracer.enabled) log.info("tracing", { endpoint: config.opentelemetry.endpoint });
-    return await startWithStore(config, logger, bls, store, tracer, env, tls);
+    return await startWithStore(config, logger, bls, store, tracer, env, { tls, cbTls });
   } catch (error) {
     await tracer?.shutdown().catch(() => {});
     await store?.close().catch(() => {});
@@ -153,7 +157,7 @@ async function startWithStore(
   store: SlashingStore,
   tracer: Tracer,
   env: Record<string, string | undefined>,
-  tls: ServerTls | undefined,
+  { tls, cbTls }: { tls: ServerTls | undefined; cbTls: ServerTls | undefined },
 ): Promise<RunningSigner> {
   const log = logger.child("app");
   const bls = running.backend;
@@ -319,6 +323,26 @@ async function startWithStore(
       log.warn("the server.tls certificate has expired: clients will refuse it");
     for (const warning of tls.warnings) log.warn(warning);
   }
+  let commitBoost: CommitBoostWiring | undefined;
+  try {
+    commitBoost = await wireCommitBoost(config, {
+      keys,
+      keyService: keySources.service,
+      bls,
+      network,
+      env,
+      ...(seal && { seal }),
+      tls: cbTls,
+      metrics: metrics.metrics,
+      canaryCounter: metrics.canaryCounter,
+      tracer,
+      logger,
+    });
+  } catch (error) {
+    await http.shutdown(0);
+    await metrics.stop();
+    throw error;
+  }
   log.info("sigil listening", {
     version: VERSION,
     url: http.url,
@@ -330,12 +354,14 @@ async function startWithStore(
     http,
     routes,
     metricsUrl: metrics.url,
+    ...(commitBoost && { commitBoostUrl: commitBoost.url }),
     reloadKeys: (trigger) => keySources.reloader.request(trigger),
     keysReloaded: () => keySources.reloader.idle(),
     async stop() {
       const graceMs = config.server.graceful_shutdown_timeout_seconds * 1000;
       const deadline = Date.now() + graceMs;
       const { forced } = await http.shutdown(graceMs);
+      await commitBoost?.stop();
       // Jobs already admitted (a signature being recorded) finish before resources close.
       const idle = await Promise.race([
         limiter.idle().then(() => true),

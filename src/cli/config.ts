@@ -1,5 +1,6 @@
 import { stringify } from "yaml";
 import { unsupportedFeatures } from "../app/features";
+import { loadCommitBoostTls } from "../commit-boost/tls";
 import { redactConfig } from "../config/redact";
 import { ConfigSchema } from "../config/schema";
 import { loadServerTls } from "../http/tls";
@@ -29,6 +30,10 @@ const check = defineCommand({
       const tls = loadServerTls(config.server.tls);
       if (!tls.ok) failWithProblems(tls.problems);
       printWarnings(tls.tls.warnings);
+    }
+    if (config.commit_boost.enabled && config.commit_boost.tls) {
+      const tls = loadCommitBoostTls(config.commit_boost.tls);
+      if (!tls.ok) failWithProblems(tls.problems);
     }
     process.stdout.write(`configuration is valid${configPath ? ` (${configPath})` : ""}\n`);
   },

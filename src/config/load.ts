@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { checkShape, joinPath } from "../wire/check";
+import { commitBoostWarnings } from "./commit-boost";
 import { readEnvLayer } from "./env";
 import { exposureWarnings } from "./exposure";
 import { readConfigFile } from "./file";
@@ -91,6 +92,7 @@ export function loadConfig(input: LoadInput): LoadResult {
       ...exposureWarnings(config, explicit, flags.configPath),
       ...keyDirectoryWarnings(config),
       ...ignoredSettingWarnings(config),
+      ...commitBoostWarnings(config),
     ],
   };
 }

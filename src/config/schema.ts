@@ -503,24 +503,169 @@ const StaticAuth = Type.Object(
   strict,
 );
 
-const SignerState = Type.Object(
-  {
-    backend: oneOf(["sqlite", "postgres", "dynamodb"], {
-      description: "Store of stateful auth and seal data.",
-    }),
+/** A section's sqlite or PostgreSQL database: the file, or the URL and its pool. */
+function sqlDatabaseFields(poolSize: number) {
+  return {
     path: Type.Optional(
       Type.String({ minLength: 1, description: "SQLite file (sqlite backend)." }),
     ),
     url: Type.Optional(
       Type.String({ description: "PostgreSQL URL (postgres backend).", secret: "url" }),
     ),
-    pool_size: int(1, 1000, 4, "PostgreSQL connections."),
+    pool_size: int(1, 1000, poolSize, "PostgreSQL connections."),
     force_ipv4: Type.Boolean({
       default: false,
       description: "Resolve the PostgreSQL host to IPv4 only.",
     }),
+  };
+}
+
+const SignerState = Type.Object(
+  {
+    backend: oneOf(["sqlite", "postgres", "dynamodb"], {
+      description: "Store of stateful auth and seal data.",
+    }),
+    ...sqlDatabaseFields(4),
     table: Type.Optional(
       Type.String({ minLength: 3, description: "DynamoDB table (dynamodb backend)." }),
+    ),
+  },
+  strict,
+);
+
+/** A Commit-Boost module allowed to ask for signatures (commit-boost-client `[[modules]]`). */
+const CommitBoostModule = Type.Object(
+  {
+    id: Type.String({
+      minLength: 1,
+      description: "The module's id: the `module` claim of its JWTs (Commit-Boost `id`).",
+    }),
+    jwt_secret: Type.String({
+      minLength: 1,
+      description: "The module's JWT secret (CB_SIGNER_JWT of the module) or env:VAR.",
+      secret: "value",
+    }),
+    signing_id: Type.String({
+      pattern: "^0x[0-9a-fA-F]{64}$",
+      expected: "32 bytes of hex, like 0x6a33…431b",
+      description:
+        "The module's signing id, signed into every request (Commit-Boost `signing_id`).",
+    }),
+    pubkeys: Type.Optional(
+      StringList(
+        "Consensus keys the module may see and sign with (and delegate from); unset = every key.",
+      ),
+    ),
+  },
+  strict,
+);
+
+/** The Commit-Boost listener's https: server.tls's fields, without its CLI flags. */
+const CommitBoostTls = Type.Object(
+  {
+    cert_file: Type.String({
+      minLength: 1,
+      description: "PEM certificate of the Commit-Boost listener, then any intermediates.",
+    }),
+    key_file: Type.String({ minLength: 1, description: "PEM private key of cert_file." }),
+    key_password_file: Type.Optional(
+      Type.String({ minLength: 1, description: "File holding the password of key_file." }),
+    ),
+    client_ca_file: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "PEM CA certificate(s) that must have signed client certificates (mutual TLS).",
+      }),
+    ),
+  },
+  strict,
+);
+
+/** The Commit-Boost proxy key store; signer_state's database when unset. */
+const CommitBoostProxyStore = Type.Object(
+  {
+    backend: oneOf(["sqlite", "postgres", "dynamodb"], {
+      description: "Where proxy keys are stored.",
+    }),
+    ...sqlDatabaseFields(2),
+    table: Type.Optional(
+      Type.String({
+        minLength: 3,
+        description: "DynamoDB table with signer_state's layout (dynamodb backend).",
+      }),
+    ),
+  },
+  strict,
+);
+
+/** The Commit-Boost signer API on its own listener (docs/commit-boost.md); off by default. */
+const CommitBoost = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: false,
+      description: "Serve the Commit-Boost signer API (v0.10) on its own listener.",
+      flag: "commit-boost-enabled",
+    }),
+    listen_address: Type.String({
+      default: "127.0.0.1",
+      description: "Address of the Commit-Boost listener.",
+      flag: "commit-boost-listen-address",
+    }),
+    listen_port: int(
+      0,
+      65535,
+      20000,
+      "Port of the Commit-Boost listener (Commit-Boost's default).",
+      {
+        flag: "commit-boost-listen-port",
+      },
+    ),
+    host_allowlist: Type.Array(Type.String({ minLength: 1 }), {
+      default: ["localhost", "127.0.0.1", "::1"],
+      description:
+        'Host header names the Commit-Boost listener answers; its listen address is always allowed; "*" allows any.',
+    }),
+    tls: Type.Optional(CommitBoostTls),
+    chain_id: Type.Optional(
+      int(
+        1,
+        Number.MAX_SAFE_INTEGER,
+        undefined,
+        "Chain id signed into requests; default from the network (1, 11155111, 560048, a spec config's DEPOSIT_CHAIN_ID).",
+      ),
+    ),
+    modules: Type.Array(CommitBoostModule, {
+      default: [],
+      description: "The modules allowed to sign, each with its JWT secret and signing id.",
+    }),
+    jwt_auth_fail_limit: int(
+      1,
+      1000,
+      3,
+      "Failed authentications from one address within jwt_auth_fail_window_seconds that block it.",
+    ),
+    jwt_auth_fail_window_seconds: int(1, 86400, 300, "Window in which failures are counted."),
+    jwt_auth_block_seconds: int(
+      1,
+      86400,
+      300,
+      "How long a blocked address gets 429, from its last failure.",
+    ),
+    max_proxies_per_key: int(
+      1,
+      100_000,
+      16,
+      "Proxy keys one module may generate per consensus key; more get 400.",
+    ),
+    proxy_store: Type.Optional(CommitBoostProxyStore),
+    proxy_seal_key: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "Secret (env:VAR; at least 32 characters) sealing proxy keys at rest when there is no signer_state master key.",
+        secret: "value",
+      }),
     ),
   },
   strict,
@@ -568,6 +713,7 @@ export const ConfigSchema = Type.Object(
     unauthenticated_policy: Type.Optional(Type.Object(legacyPolicyFields, strict)),
     static_auth: Type.Optional(StaticAuth),
     signer_state: Type.Optional(SignerState),
+    commit_boost: CommitBoost,
   },
   strict,
 );

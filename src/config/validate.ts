@@ -5,6 +5,7 @@ import { parseWrapSpec } from "../seal/wrap/index";
 import { configuredNetworkOf } from "../signing/spec-config";
 import { isSigningOperation } from "../wire/operations";
 import { isPubkeyHex } from "../wire/pubkey";
+import { checkCommitBoost } from "./commit-boost";
 import { type ConfigProblem, problem } from "./problems";
 import type { Config, LegacyPolicyConfig } from "./schema";
 
@@ -35,6 +36,8 @@ export function validateConfig(config: Config, env: Env): ConfigProblem[] {
   checkStaticAuth(config, env, report);
   checkSignerState(config, report);
   checkKeyManager(config, report);
+  const network = configuredNetworkOf(config.network, config.network_config);
+  checkCommitBoost(config, env, network.ok ? network.network : undefined, report, checkPostgresUrl);
   return problems;
 }
 
@@ -138,7 +141,7 @@ function checkAntislashing(config: Config, report: Report) {
     report("antislashing.table", "required when antislashing.backend is dynamodb");
 }
 
-function checkPostgresUrl(where: string, url: string | undefined, report: Report) {
+export function checkPostgresUrl(where: string, url: string | undefined, report: Report) {
   if (!url) return report(where, "required for the postgres backend");
   try {
     const protocol = new URL(url).protocol;

@@ -79,6 +79,8 @@ export class KeyService {
    */
   readonly #quarantined = new Set<string>();
 
+  readonly #deletedListeners: ((pubkey: string) => Promise<void>)[] = [];
+
   constructor(private readonly deps: KeyServiceDeps) {
     for (const source of deps.sources) {
       this.#sources.set(source.name, source);
@@ -427,6 +429,7 @@ export class KeyService {
       sources: holders.map((s) => s.name).join(","),
       ...waited,
     });
+    await this.#announceDeleted(pubkey);
     return { status: "deleted" };
   }
 
@@ -452,7 +455,21 @@ export class KeyService {
     if (outcome !== "removed" && !entry) return { status: "not_found" };
     const waited = await this.#forgetEverywhere(pubkey, [source]);
     logger.info("key deleted", { pubkey, sources: source.name, ...waited });
+    await this.#announceDeleted(pubkey);
     return { status: "deleted" };
+  }
+
+  /**
+   * `listener` hears of every key deleted for good (Key Manager API, cloud_kv delete), not of
+   * keys that only leave memory (a reload, a seal): what is derived from a key goes with it.
+   */
+  onKeyDeleted(listener: (pubkey: string) => Promise<void>): void {
+    this.#deletedListeners.push(listener);
+  }
+
+  /** Awaited before the delete is answered; a listener's failure is its own to log. */
+  async #announceDeleted(pubkey: string): Promise<void> {
+    await Promise.all(this.#deletedListeners.map((listener) => listener(pubkey).catch(() => {})));
   }
 
   /**

@@ -35,6 +35,11 @@ export interface NetworkConstants {
   readonly secondsPerSlot: bigint;
   /** The consensus-spec preset (PRESET_BASE): containers and SLOTS_PER_EPOCH. */
   readonly preset: Preset;
+  /**
+   * The execution chain id (DEPOSIT_CHAIN_ID), signed into Commit-Boost requests; unknown for a
+   * devnet whose spec config does not give it.
+   */
+  readonly depositChainId?: bigint;
 }
 
 const version = fromHex;
@@ -56,6 +61,7 @@ export const NETWORKS: Readonly<Record<NetworkName, NetworkConstants>> = {
     genesisTime: 1606824023n,
     secondsPerSlot: 12n,
     preset: PRESETS.mainnet,
+    depositChainId: 1n,
   },
   sepolia: {
     name: "sepolia",
@@ -71,6 +77,7 @@ export const NETWORKS: Readonly<Record<NetworkName, NetworkConstants>> = {
     genesisTime: 1655733600n,
     secondsPerSlot: 12n,
     preset: PRESETS.mainnet,
+    depositChainId: 11155111n,
   },
   hoodi: {
     name: "hoodi",
@@ -85,6 +92,7 @@ export const NETWORKS: Readonly<Record<NetworkName, NetworkConstants>> = {
     genesisTime: 1742213400n,
     secondsPerSlot: 12n,
     preset: PRESETS.mainnet,
+    depositChainId: 560048n,
   },
 };
 
@@ -150,6 +158,10 @@ export function resolveNetwork(name: NetworkName, overrides?: NetworkOverrides):
     genesisTime: overrides.genesis_time === undefined ? undefined : BigInt(overrides.genesis_time),
     secondsPerSlot: BigInt(overrides.seconds_per_slot ?? 12),
     preset: base.preset,
+    // Another genesis fork version is another chain, whose id is not the named network's.
+    ...(overrides.genesis_fork_version === undefined && base.depositChainId !== undefined
+      ? { depositChainId: base.depositChainId }
+      : {}),
   };
 }
 

@@ -62,6 +62,13 @@ describe("a consensus-spec config", () => {
     expect(devnet.genesisValidatorsRoot).toBeUndefined();
   });
 
+  test("DEPOSIT_CHAIN_ID gives the chain id (Commit-Boost signs it); without it there is none", () => {
+    expect(network(parseSpecConfig(MINIMAL, "config.yaml")).depositChainId).toBeUndefined();
+    const withId = edited(/^SECONDS_PER_SLOT/, "SECONDS_PER_SLOT: 6\nDEPOSIT_CHAIN_ID: 3151908");
+    expect(network(parseSpecConfig(withId, "config.yaml")).depositChainId).toBe(3151908n);
+    expect(NETWORKS.hoodi.depositChainId).toBe(560048n);
+  });
+
   test("network_config adds the genesis validators root and the exact genesis time", () => {
     const root = `0x${"ab".repeat(32)}`;
     const devnet = network(

@@ -124,6 +124,7 @@ export function parseSpecConfig(
   const secondsPerSlot = slotSeconds(reader);
   const minGenesisTime = reader.uint64("MIN_GENESIS_TIME", false);
   const configName = reader.text("CONFIG_NAME", false);
+  const depositChainId = reader.uint64("DEPOSIT_CHAIN_ID", false);
 
   const problems = [...reader.problems];
   for (const key of Object.keys(overrides) as (keyof NetworkOverrides)[]) {
@@ -163,6 +164,7 @@ export function parseSpecConfig(
         : {}),
       secondsPerSlot,
       preset,
+      ...(depositChainId === undefined ? {} : { depositChainId }),
     },
   };
 }

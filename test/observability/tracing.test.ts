@@ -9,6 +9,7 @@ import { createOtlpTracer } from "../../src/observability/otlp";
 import { createTracer, NOOP_TRACER, type OtlpLoader } from "../../src/observability/tracing";
 import { JobLimiter } from "../../src/signing/limiter";
 import { TempDir } from "../support/cli";
+import { cbCall, commitBoostYaml, MODULES } from "../support/commit-boost";
 import { startInProcessSigner } from "../support/signer";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
@@ -210,6 +211,46 @@ describe("tracing over OTLP/gRPC", () => {
     const everything = JSON.stringify(received);
     expect(everything).not.toContain(TOKEN);
     expect(everything).not.toContain(K0.slice(2));
+  });
+
+  test("a Commit-Boost request is a server span under the caller's traceparent", async () => {
+    const keys = join(dir.path, "cb-keys");
+    mkdirSync(keys, { recursive: true });
+    copyFileSync("examples/keys/interop-0.yaml", join(keys, "interop-0.yaml"));
+    const started = await startInProcessSigner(dir, "tracing-cb", {
+      yaml: [
+        "network: hoodi",
+        `key_sources: {filesystem: {paths: ["${keys}"]}}`,
+        "antislashing: {backend: noop}",
+        `opentelemetry: {enabled: true, endpoint: "${endpoint}", service_name: sigil-test}`,
+        commitBoostYaml(`{backend: sqlite, path: "${join(dir.path, "cb.sqlite")}"}`),
+      ],
+      logLevel: "warn",
+    });
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const parent = "00f067aa0ba902b7";
+    let stopped = false;
+    try {
+      const response = await cbCall(
+        started.signer.commitBoostUrl ?? "",
+        "/signer/v1/request_signature/bls",
+        { pubkey: K0, object_root: `0x${"11".repeat(32)}`, nonce: 1 },
+        { headers: { traceparent: `00-${traceId}-${parent}-01` } },
+      );
+      expect(response.status).toBe(200);
+      await started.signer.stop();
+      stopped = true;
+    } finally {
+      if (!stopped) await started.signer.stop();
+    }
+    const spans = received.filter((span) => span.name === "commit_boost request_signature_bls");
+    expect(spans).toHaveLength(1);
+    expect(spans[0]).toMatchObject({ traceId, parentSpanId: parent, kind: SPAN_KIND_SERVER });
+    expect(spans[0]?.attributes).toMatchObject({
+      "commit_boost.module": MODULES.alpha.id,
+      "commit_boost.outcome": "ok",
+    });
+    expect(JSON.stringify(received)).not.toContain(MODULES.alpha.secret);
   });
 
   test("an incoming traceparent makes the sign span its child; a malformed one is ignored", async () => {

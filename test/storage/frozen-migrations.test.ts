@@ -10,6 +10,8 @@ import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { MIGRATIONS as SLASHING_POSTGRES } from "../../src/antislashing/backends/postgres/migrations";
 import { MIGRATIONS as SLASHING_SQLITE } from "../../src/antislashing/backends/sqlite/migrations";
+import { MIGRATIONS as CB_POSTGRES } from "../../src/commit-boost/store/postgres";
+import { MIGRATIONS as CB_SQLITE } from "../../src/commit-boost/store/sqlite";
 import { MIGRATIONS as STATE_POSTGRES } from "../../src/state/postgres";
 import { MIGRATIONS as STATE_SQLITE } from "../../src/state/sqlite";
 
@@ -47,6 +49,14 @@ const PINNED: Record<string, { list: readonly AnyMigration[]; sha256: readonly s
       "c3965dd34f0a60ae8a90513782009c8e97fb99ebd031b14ee5c293757f081a8a",
       "7ab081ec63a1ac02eabf2bc8812a9c4846fd5ac76d79809c4233470945bfceee",
     ],
+  },
+  "commit-boost proxies, PostgreSQL": {
+    list: CB_POSTGRES,
+    sha256: ["56938d863fc84c2fe7803cd6a605b34c82f909f5cd8921661ae23cd28fffe65d"],
+  },
+  "commit-boost proxies, sqlite": {
+    list: CB_SQLITE,
+    sha256: ["617dab3ee44daf075661c2b9d9873c8f9bd5a8f7b4f5b634d3c5ee2892829af4"],
   },
   "signer_state, sqlite": {
     list: STATE_SQLITE,
