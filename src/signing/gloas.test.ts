@@ -10,7 +10,7 @@ import { FAR_FUTURE_EPOCH, NETWORKS, resolveNetwork } from "./network";
 import { parseSigningRequest } from "./parse";
 import { PRESETS } from "./preset";
 import { requestTypesOf } from "./request-types";
-import { configuredNetworkOf, parseSpecConfig } from "./spec-config";
+import { parseSpecConfig } from "./spec-config";
 
 const mainnet = NETWORKS.mainnet;
 const GVR = `0x${"4b".repeat(32)}`;
