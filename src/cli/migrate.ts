@@ -48,7 +48,7 @@ const web3signerCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+    const { config, extras } = loadConfigOrExit(rawArgs, {
       extraFlags: FLAGS,
       scope: SLASHING_SCOPE,
     });
@@ -81,7 +81,7 @@ const web3signerCommand = defineCommand({
           const message = error instanceof Error ? error.message : String(error);
           fail(redact(known ? message : `migration failed: ${message}`, url));
         }),
-      { access: dryRun ? "read" : "write", configPath },
+      { access: dryRun ? "read" : "write", argv: rawArgs },
     );
     printWarnings(warnings(report));
     process.stdout.write(summary(report, config.antislashing.backend));

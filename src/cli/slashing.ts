@@ -16,7 +16,7 @@ import type { Config } from "../config/schema";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
 import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { defineCommand } from "./command";
-import { configArgs, loadConfigOrExit, SLASHING_SCOPE } from "./config-args";
+import { configArgs, loadConfigOrExit, SLASHING_SCOPE, slashingInitCommand } from "./config-args";
 import { EXIT_FAILURE, EXIT_USAGE, fail } from "./exit";
 
 const fileArg = (direction: "read" | "written") =>
@@ -34,8 +34,8 @@ export interface StoreAccess {
   readonly access: "write" | "read";
   /** `sigil slashing init`: create a missing database, bind an unbound one. */
   readonly initialize?: boolean;
-  /** The `-c` file, named in the command an error suggests. */
-  readonly configPath?: string;
+  /** The command line: its `-c` and database flags make the `sigil slashing init` an error suggests. */
+  readonly argv: readonly string[];
 }
 
 /**
@@ -45,9 +45,9 @@ export interface StoreAccess {
  * init` is the way on, the message ends with it (and `orFlag`: how the command at hand can do the
  * same, serve's --init-slashing-protection).
  */
-export function failToOpen(error: unknown, configPath: string | undefined, orFlag = ""): never {
+export function failToOpen(error: unknown, argv: readonly string[], orFlag = ""): never {
   if (error instanceof SlashingDatabaseError) {
-    const init = `\`sigil slashing init -c ${configPath ?? "<config file>"}\`${orFlag}`;
+    const init = `\`${slashingInitCommand(argv)}\`${orFlag}`;
     const hint =
       error.problem === "missing"
         ? ` To create a new, empty one: ${init}.`
@@ -83,13 +83,32 @@ export async function withStore<T>(
       initialize: how.initialize === true,
     });
   } catch (error) {
-    failToOpen(error, how.configPath);
+    failToOpen(error, how.argv);
   }
   try {
     return await run(opened.store, opened);
   } finally {
     await opened.store.close();
   }
+}
+
+/**
+ * `slashing init` without `-c`: which database, for which chain, the defaults chose, said before it
+ * is created (a signer's configuration usually names another).
+ */
+function defaultsNote(config: Config, network: string): string {
+  const { antislashing } = config;
+  const where =
+    antislashing.backend === "sqlite"
+      ? `, antislashing.path ${antislashing.path}`
+      : antislashing.backend === "dynamodb"
+        ? `, antislashing.table ${antislashing.table}`
+        : "";
+  return (
+    `sigil: no -c file given: network ${network}, antislashing.backend ${antislashing.backend}${where} ` +
+    "(the defaults, and any SIGNER_… variables and flags); for the signer's configuration run " +
+    "sigil slashing init -c <config file>"
+  );
 }
 
 const initCommand = defineCommand({
@@ -113,6 +132,7 @@ const initCommand = defineCommand({
       return;
     }
     const network = configuredNetwork(config).name;
+    if (configPath === undefined) process.stderr.write(`${defaultsNote(config, network)}\n`);
     const line = await withStore(
       config,
       async (store, opened) => {
@@ -121,7 +141,7 @@ const initCommand = defineCommand({
           ? `slashing protection database ${store.location} initialized for ${network} (genesis validators root ${root}): it holds no history`
           : `slashing protection database ${store.location} was already initialized for ${network} (genesis validators root ${root}); nothing changed`;
       },
-      { access: "write", initialize: true, configPath },
+      { access: "write", initialize: true, argv: rawArgs },
     );
     process.stdout.write(`${line}\n`);
   },
@@ -141,7 +161,7 @@ const importCommand = defineCommand({
   },
   args: { ...configArgs(SLASHING_SCOPE), ...fileArg("read") },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+    const { config, extras } = loadConfigOrExit(rawArgs, {
       extraFlags: { file: { type: "string" } },
       scope: SLASHING_SCOPE,
     });
@@ -164,7 +184,7 @@ const importCommand = defineCommand({
           throw error;
         }
       },
-      { access: "write", configPath },
+      { access: "write", argv: rawArgs },
     );
     const from = file === "-" ? "standard input" : resolve(file);
     process.stderr.write(
@@ -195,7 +215,7 @@ const exportCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+    const { config, extras } = loadConfigOrExit(rawArgs, {
       extraFlags: { file: { type: "string" }, pubkeys: { type: "string", multiple: true } },
       scope: SLASHING_SCOPE,
     });
@@ -238,7 +258,7 @@ const exportCommand = defineCommand({
           throw error;
         }
       },
-      { access: "read", configPath },
+      { access: "read", argv: rawArgs },
     );
     // On standard error: with --file -, standard output is the interchange itself.
     const to = file === "-" ? "standard output" : resolve(file);
