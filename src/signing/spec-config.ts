@@ -14,6 +14,7 @@
 import { readFileSync } from "node:fs";
 import { parseDocument } from "yaml";
 import { fromHex } from "../wire/hex";
+import { forkOrderProblems } from "./fork-order";
 import {
   isNetworkName,
   type NetworkConstants,
@@ -112,6 +113,7 @@ export function parseSpecConfig(
     if (/^[A-Z0-9]+_FORK_VERSION$/.test(key)) reader.version(key, false);
     else if (/^[A-Z0-9]+_FORK_EPOCH$/.test(key)) reader.uint64(key, false);
   }
+  reader.problems.push(...forkOrderProblems(spec, source));
   const secondsPerSlot = slotSeconds(reader);
   const minGenesisTime = reader.uint64("MIN_GENESIS_TIME", false);
   const configName = reader.text("CONFIG_NAME", false);
