@@ -7,6 +7,7 @@ import {
   type MigrationReport,
   migrateWeb3Signer,
 } from "../migrate/web3signer/migrate";
+import { counted } from "../wire/count";
 import { toHex } from "../wire/hex";
 import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit, SLASHING_SCOPE } from "./config-args";
@@ -130,7 +131,7 @@ function warnings(report: MigrationReport): string[] {
   }
   if (report.unvouched.length > named.length) {
     out.push(
-      `${report.unvouched.length - named.length} more validators have legacy records without a low watermark (the same applies)`,
+      `${counted(report.unvouched.length - named.length, "more validator has", "more validators have")} legacy records without a low watermark (the same applies)`,
     );
   }
   if (report.droppedHighWatermark !== null) {

@@ -1,4 +1,4 @@
-import { renameSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants, renameSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { bytesToHex } from "../antislashing/encoding";
 import { readInterchange, writeInterchange } from "../antislashing/interchange";
@@ -14,6 +14,8 @@ import { DatabaseFileError } from "../app/database-file";
 import { configuredNetwork, openSlashingStore } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
+import { describeFsError } from "../os/fs-error";
+import { counted } from "../wire/count";
 import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit, SLASHING_SCOPE, slashingInitCommand } from "./config-args";
@@ -92,6 +94,22 @@ export async function withStore<T>(
   }
 }
 
+/** `2 validators (1 block, 3 attestations)`. */
+function tally(counts: { validators: number; blocks: number; attestations: number }): string {
+  return `${counted(counts.validators, "validator")} (${counted(counts.blocks, "block")}, ${counted(counts.attestations, "attestation")})`;
+}
+
+/** Exits 2 naming the file and why, when `--file` cannot be read. */
+function checkReadableFile(file: string): void {
+  try {
+    if (statSync(file).isDirectory())
+      fail(`--file: cannot read ${file}: is a directory`, EXIT_USAGE);
+    accessSync(file, constants.R_OK);
+  } catch (error) {
+    fail(`--file: cannot read ${file}: ${describeFsError(error)}`, EXIT_USAGE);
+  }
+}
+
 /**
  * `slashing init` without `-c`: which database, for which chain, the defaults chose, said before it
  * is created (a signer's configuration usually names another).
@@ -167,6 +185,8 @@ const importCommand = defineCommand({
     });
     const file = extras.file as string | undefined;
     if (!file) fail("--file is required (use - for standard input)", EXIT_USAGE);
+    // Before the database is opened: a wrong path is the command line's mistake.
+    if (file !== "-") checkReadableFile(file);
     const input = file === "-" ? Bun.stdin.stream() : Bun.file(file).stream();
     const { report, location } = await withStore(
       config,
@@ -175,11 +195,13 @@ const importCommand = defineCommand({
           const report = await store.importInterchange(await readInterchange(input));
           return { report, location: store.location };
         } catch (error) {
-          if (
-            error instanceof SlashingImportError ||
-            (error as NodeJS.ErrnoException).code === "ENOENT"
-          ) {
-            fail(`import refused, nothing was changed: ${(error as Error).message}`);
+          if (error instanceof SlashingImportError) {
+            fail(`import refused, nothing was changed: ${error.message}`);
+          }
+          if ((error as NodeJS.ErrnoException).code !== undefined) {
+            fail(
+              `import refused, nothing was changed: cannot read ${file}: ${describeFsError(error)}`,
+            );
           }
           throw error;
         }
@@ -187,9 +209,7 @@ const importCommand = defineCommand({
       { access: "write", argv: rawArgs },
     );
     const from = file === "-" ? "standard input" : resolve(file);
-    process.stderr.write(
-      `imported ${report.validators} validators (${report.blocks} blocks, ${report.attestations} attestations) from ${from} into ${location}\n`,
-    );
+    process.stderr.write(`imported ${tally(report)} from ${from} into ${location}\n`);
   },
 });
 
@@ -263,9 +283,7 @@ const exportCommand = defineCommand({
     // On standard error: with --file -, standard output is the interchange itself.
     const to = file === "-" ? "standard output" : resolve(file);
     const { counts, location } = written;
-    process.stderr.write(
-      `exported ${counts.validators} validators (${counts.blocks} blocks, ${counts.attestations} attestations) from ${location} to ${to}\n`,
-    );
+    process.stderr.write(`exported ${tally(counts)} from ${location} to ${to}\n`);
   },
 });
 

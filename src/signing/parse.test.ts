@@ -3,6 +3,7 @@ import { SigilError } from "../errors";
 import { decodeJson } from "./json";
 import { NETWORKS } from "./network";
 import { parseSigningRequest } from "./parse";
+import { PRESETS } from "./preset";
 import { presetTypes } from "./ssz";
 
 const mainnet = NETWORKS.mainnet;
@@ -300,7 +301,37 @@ describe("field formats", () => {
     });
     expect(err.code).toBe("invalid_request");
     expect(err.message).toBe(
-      "contribution_and_proof.contribution.aggregation_bits: expected an SSZ bitvector of 128 bits (16 bytes) as 0x-prefixed hex, got 1 bytes",
+      "contribution_and_proof.contribution.aggregation_bits: expected an SSZ bitvector of 128 bits (16 bytes) as 0x-prefixed hex, got 1 byte",
+    );
+  });
+
+  test("a minimal-preset bitvector's size is counted in the singular: 8 bits (1 byte)", () => {
+    const minimal = { ...mainnet, preset: PRESETS.minimal };
+    let message = "";
+    try {
+      parseSigningRequest(
+        {
+          type: "SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF",
+          fork_info: forkInfo(),
+          contribution_and_proof: {
+            aggregator_index: "1",
+            selection_proof: SIG,
+            contribution: {
+              slot: "1",
+              beacon_block_root: ROOT_A,
+              subcommittee_index: "0",
+              aggregation_bits: "0x2400",
+              signature: SIG,
+            },
+          },
+        },
+        minimal,
+      );
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toBe(
+      "contribution_and_proof.contribution.aggregation_bits: expected an SSZ bitvector of 8 bits (1 byte) as 0x-prefixed hex, got 2 bytes",
     );
   });
 });

@@ -12,8 +12,9 @@
  * containers sigil does not build.
  */
 import { readFileSync } from "node:fs";
-import { parseDocument } from "yaml";
+import { parseDocument, type YAMLError } from "yaml";
 import { fromHex } from "../wire/hex";
+import { describeYamlError } from "../wire/yaml-error";
 import { forkOrderProblems } from "./fork-order";
 import {
   isNetworkName,
@@ -77,10 +78,8 @@ export function parseSpecConfig(
   // failsafe: every scalar stays the text it is written as, so 0x00000001 is not the integer 1.
   const doc = parseDocument(text, { schema: "failsafe", uniqueKeys: true });
   if (doc.errors.length > 0) {
-    const first = doc.errors[0];
-    const at = first?.linePos?.[0];
-    const where = at ? `${source}:${at.line}:${at.col}` : source;
-    return fail("network", `${where}: YAML: ${first?.message.split("\n")[0]}`);
+    const { where, reason } = describeYamlError(doc.errors[0] as YAMLError, source);
+    return fail("network", `${where}: YAML: ${reason}`);
   }
   let spec: unknown = doc.toJS();
   // /eth/v1/config/spec answers {"data": {...}}.
