@@ -34,7 +34,7 @@ import { wireAuth } from "./auth";
 import { wireCloudKv } from "./cloud-kv";
 import { wireKeyManager } from "./keymanager";
 import { wireKeys } from "./keys";
-import { openListener } from "./listeners";
+import { openListener, probeListener } from "./listeners";
 import { wireMetrics } from "./metrics";
 import {
   configuredNetwork,
@@ -77,6 +77,9 @@ export async function startSigner(
   const log = logger.child("app");
   // Files named by the configuration are checked before anything starts, like the rest of it.
   const tls = serverTls(config);
+  // So are the ports: they are bound for real only once the keys have loaded.
+  probeListener("server", config.server.listen_address, config.server.listen_port);
+  probeListener("metrics", config.metrics.listen_address, config.metrics.listen_port);
   if (config.antislashing.backend === "noop") log.warn(NOOP_WARNING);
   const bls = await startBls(config, logger);
   let store: SlashingStore | undefined;
