@@ -32,6 +32,23 @@ const attestationRequest = (): Record<string, unknown> => ({
 
 const hex = (bytes: Uint8Array) => `0x${Buffer.from(bytes).toString("hex")}`;
 
+/** A sync committee contribution whose aggregation_bits are `bits`. */
+const contributionRequest = (bits: string) => ({
+  type: "SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF",
+  fork_info: forkInfo(),
+  contribution_and_proof: {
+    aggregator_index: "1",
+    selection_proof: SIG,
+    contribution: {
+      slot: "1",
+      beacon_block_root: ROOT_A,
+      subcommittee_index: "0",
+      aggregation_bits: bits,
+      signature: SIG,
+    },
+  },
+});
+
 function failure(body: unknown): SigilError {
   try {
     parseSigningRequest(body, mainnet);
@@ -284,21 +301,8 @@ describe("field formats", () => {
   });
 
   test("a bitvector of the wrong size → invalid_request", () => {
-    const err = failure({
-      type: "SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF",
-      fork_info: forkInfo(),
-      contribution_and_proof: {
-        aggregator_index: "1",
-        selection_proof: SIG,
-        contribution: {
-          slot: "1",
-          beacon_block_root: ROOT_A,
-          subcommittee_index: "0",
-          aggregation_bits: "0x24", // 8 bits: the minimal preset's size, not mainnet's 128
-          signature: SIG,
-        },
-      },
-    });
+    // 8 bits: the minimal preset's size, not mainnet's 128
+    const err = failure(contributionRequest("0x24"));
     expect(err.code).toBe("invalid_request");
     expect(err.message).toBe(
       "contribution_and_proof.contribution.aggregation_bits: expected an SSZ bitvector of 128 bits (16 bytes) as 0x-prefixed hex, got 1 byte",
@@ -309,24 +313,7 @@ describe("field formats", () => {
     const minimal = { ...mainnet, preset: PRESETS.minimal };
     let message = "";
     try {
-      parseSigningRequest(
-        {
-          type: "SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF",
-          fork_info: forkInfo(),
-          contribution_and_proof: {
-            aggregator_index: "1",
-            selection_proof: SIG,
-            contribution: {
-              slot: "1",
-              beacon_block_root: ROOT_A,
-              subcommittee_index: "0",
-              aggregation_bits: "0x2400",
-              signature: SIG,
-            },
-          },
-        },
-        minimal,
-      );
+      parseSigningRequest(contributionRequest("0x2400"), minimal);
     } catch (err) {
       message = (err as Error).message;
     }
