@@ -39,9 +39,6 @@ writeFileSync(
   config,
   "server:\n  listen_address: 127.0.0.1\n  listen_port: 0\nmetrics:\n  listen_address: 127.0.0.1\n  listen_port: 0\nantislashing:\n  backend: sqlite\n  path: ./slashing.sqlite\nkey_sources:\n  filesystem:\n    paths: [./keys]\n",
 );
-const check = spawnSync(binary, ["config", "check", "-c", config], { cwd: work, encoding: "utf8" });
-if (check.status !== 0) fail(`config check exited ${check.status}: ${check.stderr}`);
-
 // The slashing database is created explicitly, as docs/deploy.md does: serve refuses to start
 // without it (status 2), and `sigil slashing init` creates it.
 const refused = spawnSync(binary, ["serve", "-c", config], {
@@ -54,8 +51,19 @@ if (refused.status !== 2 || !refused.stderr.includes("does not exist")) {
     `serve without a slashing database exited ${refused.status ?? refused.signal}, expected 2: ${refused.stderr}`,
   );
 }
+// config check refuses the missing database as serve does, with the same line and status.
+const unchecked = spawnSync(binary, ["config", "check", "-c", config], {
+  cwd: work,
+  encoding: "utf8",
+});
+const refusal = (stderr) => stderr.split("\n").find((line) => line.includes("does not exist"));
+if (unchecked.status !== 2 || refusal(unchecked.stderr) !== refusal(refused.stderr)) {
+  fail(`config check without a slashing database exited ${unchecked.status}: ${unchecked.stderr}`);
+}
 const init = spawnSync(binary, ["slashing", "init", "-c", config], { cwd: work, encoding: "utf8" });
 if (init.status !== 0) fail(`slashing init exited ${init.status}: ${init.stderr}`);
+const check = spawnSync(binary, ["config", "check", "-c", config], { cwd: work, encoding: "utf8" });
+if (check.status !== 0) fail(`config check exited ${check.status}: ${check.stderr}`);
 
 const child = spawn(binary, ["-c", config], { cwd: work, stdio: ["ignore", "ignore", "pipe"] });
 let logs = "";

@@ -175,6 +175,9 @@ export function signerAccepts(
   try {
     const file = join(dir, "probe.yaml");
     writeFileSync(file, JSON.stringify(config));
+    // config check refuses a missing sqlite database, as serve does: the default path's file is
+    // there (config check only looks that it exists).
+    writeFileSync(join(dir, "slashing_protection.sqlite"), "");
     const result = Bun.spawnSync([...command, "config", "check", "-c", file], {
       cwd: dir,
       env: { ...process.env, NO_COLOR: "1" },

@@ -46,8 +46,26 @@ export class InterchangeFormatError extends SlashingImportError {
     readonly path: string,
     problem: string,
   ) {
-    super(`${path}: ${problem}`);
+    // "$" is the whole document: the problem says it alone.
+    super(path === "$" ? problem : `${path}: ${problem}`);
   }
+}
+
+/**
+ * The JSON parser's complaint in an operator's words: what is wrong and where, without its
+ * internal states (`in state NULL1`).
+ */
+export function notJson(parserMessage: string): string {
+  const what = "not JSON (an EIP-3076 interchange file is one JSON object)";
+  const unexpected =
+    /^Unexpected "(.*)" at chunk position "\d+" \(absolute position "(\d+)"\)/s.exec(parserMessage);
+  if (unexpected)
+    return `${what}: unexpected ${JSON.stringify(unexpected[1])} at byte ${Number(unexpected[2]) + 1}`;
+  const token = /^Unexpected \w+ \("(.*)"\)/s.exec(parserMessage);
+  if (token) return `${what}: unexpected ${JSON.stringify(token[1])}`;
+  if (parserMessage.startsWith("Tokenizer ended in the middle of a token"))
+    return `${what}: it ends in the middle of a value (truncated?)`;
+  return `${what}: ${parserMessage}`;
 }
 
 /** Chunk size used when the input is a string already in memory. */
@@ -290,7 +308,7 @@ class InterchangeReader {
       this.tokenizer.write(chunk);
     } catch (error) {
       if (error instanceof SlashingImportError) throw error;
-      throw new InterchangeFormatError("$", `malformed JSON: ${(error as Error).message}`);
+      throw new InterchangeFormatError("$", notJson((error as Error).message));
     }
   }
 
@@ -299,10 +317,7 @@ class InterchangeReader {
     try {
       this.tokenizer.end();
     } catch (error) {
-      throw new InterchangeFormatError(
-        "$",
-        `malformed or truncated JSON: ${(error as Error).message}`,
-      );
+      throw new InterchangeFormatError("$", notJson((error as Error).message));
     }
     if (!this.parser.isEnded) {
       throw new InterchangeFormatError(

@@ -18,6 +18,7 @@ import { dirname, resolve } from "node:path";
 import type { Logger } from "../observability/log";
 import { type PostgresSettings, poolOptions } from "../storage/postgres/settings";
 import { SqliteFileError, sqliteFileProblem } from "../storage/sqlite/file-problem";
+import { databaseFiles, missingDatabase } from "./backends/sqlite/files";
 import { bytesEqual, bytesToHex } from "./encoding";
 import { SlashingDatabaseError, type SlashingStore } from "./store";
 
@@ -63,6 +64,27 @@ export interface OpenedDatabase {
   readonly initialized: boolean;
 }
 
+/** A missing database's refusal, saying so when its directory is missing too (a wrong path?). */
+function withMissingDirectory(error: SlashingDatabaseError, path: string): SlashingDatabaseError {
+  const dir = dirname(resolve(path));
+  if (error.problem !== "missing" || existsSync(dir)) return error;
+  return new SlashingDatabaseError(
+    "missing",
+    `${error.message} Its directory ${dir} does not exist either: is antislashing.path right?`,
+  );
+}
+
+/**
+ * The refusal an open without `initialize` would give the sqlite database at `path` because it
+ * does not exist, word for word, or undefined: `sigil config check` reports it without opening
+ * (or locking) anything.
+ */
+export function missingSqliteDatabase(path: string): SlashingDatabaseError | undefined {
+  const files = databaseFiles(path);
+  if (existsSync(files.resolved)) return undefined;
+  return withMissingDirectory(missingDatabase(files), path);
+}
+
 interface BackendOptions {
   readonly logger: Logger;
   readonly sqliteCheckpoints: "inline" | "background";
@@ -92,14 +114,7 @@ const BACKENDS: Readonly<Record<SlashingBackend, Opener>> = {
       });
     } catch (error) {
       // The checks' own refusals stand; a failure to open the files gets its reason.
-      if (error instanceof SlashingDatabaseError) {
-        const dir = dirname(resolve(path));
-        if (error.problem !== "missing" || existsSync(dir)) throw error;
-        throw new SlashingDatabaseError(
-          "missing",
-          `${error.message} Its directory ${dir} does not exist either: is antislashing.path right?`,
-        );
-      }
+      if (error instanceof SlashingDatabaseError) throw withMissingDirectory(error, path);
       const problem = sqliteFileProblem(path, fileOptions);
       throw problem === undefined ? error : new SqliteFileError(path, problem, error);
     }

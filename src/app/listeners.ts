@@ -42,3 +42,19 @@ export function openListener<T>(
     throw new ListenerError(section, address, port, error);
   }
 }
+
+/**
+ * Binds `address:port` and lets it go at once: a port in use, an address not of this machine or a
+ * privileged port stops start-up in a second, before the slow part (the database, the BLS
+ * workers, every key) rather than after it. Port 0 (any free port) needs no check.
+ */
+export function probeListener(
+  section: "server" | "metrics" | "commit_boost",
+  address: string,
+  port: number,
+): void {
+  if (port === 0) return;
+  openListener(section, address, port, () => {
+    Bun.listen({ hostname: address, port, socket: { data() {} } }).stop(true);
+  });
+}

@@ -36,7 +36,7 @@ import { wireCloudKv } from "./cloud-kv";
 import { type CommitBoostWiring, commitBoostTls, wireCommitBoost } from "./commit-boost";
 import { wireKeyManager } from "./keymanager";
 import { wireKeys } from "./keys";
-import { openListener } from "./listeners";
+import { openListener, probeListener } from "./listeners";
 import { wireMetrics } from "./metrics";
 import {
   configuredNetwork,
@@ -83,6 +83,15 @@ export async function startSigner(
   // Files named by the configuration are checked before anything starts, like the rest of it.
   const tls = serverTls(config);
   const cbTls = commitBoostTls(config);
+  // So are the ports: they are bound for real only once the keys have loaded.
+  probeListener("server", config.server.listen_address, config.server.listen_port);
+  probeListener("metrics", config.metrics.listen_address, config.metrics.listen_port);
+  if (config.commit_boost.enabled)
+    probeListener(
+      "commit_boost",
+      config.commit_boost.listen_address,
+      config.commit_boost.listen_port,
+    );
   if (config.antislashing.backend === "noop") log.warn(NOOP_WARNING);
   const bls = await startBls(config, logger);
   let store: SlashingStore | undefined;

@@ -1,6 +1,10 @@
 import type { FutureBound } from "../antislashing/future";
-import { type OpenedDatabase, openSlashingDatabase } from "../antislashing/registry";
-import type { SlashingStore } from "../antislashing/store";
+import {
+  missingSqliteDatabase,
+  type OpenedDatabase,
+  openSlashingDatabase,
+} from "../antislashing/registry";
+import type { SlashingDatabaseError, SlashingStore } from "../antislashing/store";
 import type { WriteHealth } from "../antislashing/write-health";
 import type { Config } from "../config/schema";
 import type { CheckResult } from "../observability/health";
@@ -54,6 +58,16 @@ export async function openSlashingStore(
   } catch (error) {
     throw namingOption(error, "slashing protection database", "antislashing.path");
   }
+}
+
+/**
+ * What serve, started on `config` without --init-slashing-protection, would refuse before opening
+ * anything: a sqlite database that does not exist (the same error). The network backends are not
+ * contacted here; `config check` reports this.
+ */
+export function missingSlashingDatabase(config: Config): SlashingDatabaseError | undefined {
+  if (config.antislashing.backend !== "sqlite") return undefined;
+  return missingSqliteDatabase(config.antislashing.path);
 }
 
 /**

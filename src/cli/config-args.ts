@@ -1,3 +1,4 @@
+import { parseArgs } from "node:util";
 import { type ExtraFlags, type FlagScope, flagSpecs } from "../config/flags";
 import { type LoadResult, loadConfig } from "../config/load";
 import { ConfigSchema } from "../config/schema";
@@ -61,4 +62,39 @@ export function loadConfigOrExit(
   if (!result.ok) failWithProblems(result.problems);
   if (options.serving) printWarnings(result.servingWarnings);
   return result;
+}
+
+/** `value` as one shell word: as it is when it is plain, else in single quotes. */
+export function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * `sigil slashing init` for the database this command line configures: its `-c` and its
+ * network and antislashing flags (as given), so that running it creates the file the command
+ * would open, not the one of the `-c` file alone. The environment (SIGNER_…) applies to both.
+ */
+export function slashingInitCommand(argv: readonly string[]): string {
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
+    config: { type: "string", short: "c" },
+  };
+  for (const spec of flagSpecs(ConfigSchema)) {
+    const boolean = kindOf(spec.schema) === "boolean";
+    options[spec.name] = { type: boolean ? "boolean" : "string" };
+    if (boolean) options[`no-${spec.name}`] = { type: "boolean" };
+  }
+  const scoped = new Set(
+    flagSpecs(ConfigSchema, SLASHING_SCOPE).flatMap((spec) => [spec.name, `no-${spec.name}`]),
+  );
+  const words = ["sigil", "slashing", "init"];
+  // Not strict: the command's own flags (--file, --init-slashing-protection…) are left out.
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, tokens: true });
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    if (token.name === "config") words.push("-c");
+    else if (scoped.has(token.name)) words.push(`--${token.name}`);
+    else continue;
+    if (token.value !== undefined) words.push(shellWord(token.value));
+  }
+  return words.join(" ");
 }

@@ -1,5 +1,6 @@
 import { stringify } from "yaml";
 import { unsupportedFeatures } from "../app/features";
+import { missingSlashingDatabase } from "../app/slashing";
 import { loadCommitBoostTls } from "../commit-boost/tls";
 import { redactConfig } from "../config/redact";
 import { ConfigSchema } from "../config/schema";
@@ -7,6 +8,8 @@ import { loadServerTls } from "../http/tls";
 import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit } from "./config-args";
 import { failWithProblems, printWarnings } from "./exit";
+import { SERVE_INIT_HINT } from "./serve";
+import { failToOpen } from "./slashing";
 
 const check = defineCommand({
   meta: {
@@ -18,6 +21,7 @@ const check = defineCommand({
     ],
     notes: [
       "Checks the effective configuration: the file, the environment (SIGNER_…) and these flags, as serve would start with it. Problems are listed at once, each with its option (exit 2); warnings name what the signer would do that you may not expect.",
+      "A sqlite slashing protection database that does not exist is refused as serve refuses it (exit 2); PostgreSQL and DynamoDB are not contacted.",
     ],
   },
   args: configArgs(),
@@ -35,6 +39,9 @@ const check = defineCommand({
       const tls = loadCommitBoostTls(config.commit_boost.tls);
       if (!tls.ok) failWithProblems(tls.problems);
     }
+    // What serve would refuse next, in its words and with its exit status.
+    const missing = missingSlashingDatabase(config);
+    if (missing) failToOpen(missing, rawArgs, SERVE_INIT_HINT);
     process.stdout.write(`configuration is valid${configPath ? ` (${configPath})` : ""}\n`);
   },
 });

@@ -7,6 +7,7 @@ import {
   type MigrationReport,
   migrateWeb3Signer,
 } from "../migrate/web3signer/migrate";
+import { counted } from "../wire/count";
 import { toHex } from "../wire/hex";
 import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit, SLASHING_SCOPE } from "./config-args";
@@ -48,7 +49,7 @@ const web3signerCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+    const { config, extras } = loadConfigOrExit(rawArgs, {
       extraFlags: FLAGS,
       scope: SLASHING_SCOPE,
     });
@@ -81,7 +82,7 @@ const web3signerCommand = defineCommand({
           const message = error instanceof Error ? error.message : String(error);
           fail(redact(known ? message : `migration failed: ${message}`, url));
         }),
-      { access: dryRun ? "read" : "write", configPath },
+      { access: dryRun ? "read" : "write", argv: rawArgs },
     );
     printWarnings(warnings(report));
     process.stdout.write(summary(report, config.antislashing.backend));
@@ -130,7 +131,7 @@ function warnings(report: MigrationReport): string[] {
   }
   if (report.unvouched.length > named.length) {
     out.push(
-      `${report.unvouched.length - named.length} more validators have legacy records without a low watermark (the same applies)`,
+      `${counted(report.unvouched.length - named.length, "more validator has", "more validators have")} legacy records without a low watermark (the same applies)`,
     );
   }
   if (report.droppedHighWatermark !== null) {

@@ -11,6 +11,8 @@ import { EXIT_USAGE, fail, failWithProblems } from "./exit";
 import { failToOpen } from "./slashing";
 
 const INIT_FLAG = "init-slashing-protection";
+/** How serve itself can create a missing database, after `sigil slashing init` in its hint. */
+export const SERVE_INIT_HINT = ` (or start once with --${INIT_FLAG})`;
 
 export const serveCommand = defineCommand({
   meta: {
@@ -34,7 +36,7 @@ export const serveCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+    const { config, extras } = loadConfigOrExit(rawArgs, {
       extraFlags: { [INIT_FLAG]: { type: "boolean" } },
       serving: true,
     });
@@ -58,7 +60,7 @@ export const serveCommand = defineCommand({
       if (error instanceof ConfigProblemsError) failWithProblems(error.problems);
       // Missing, not the one last written, another chain's (exit 2), or in use (exit 1).
       if (error instanceof SlashingDatabaseError) {
-        failToOpen(error, configPath, ` (or start once with --${INIT_FLAG})`);
+        failToOpen(error, rawArgs, SERVE_INIT_HINT);
       }
       fail(`cannot start: ${error instanceof Error ? error.message : String(error)}`);
     }

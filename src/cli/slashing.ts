@@ -1,4 +1,4 @@
-import { renameSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants, renameSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { bytesToHex } from "../antislashing/encoding";
 import { FutureRecordError, withinBound } from "../antislashing/future";
@@ -15,9 +15,11 @@ import { DatabaseFileError } from "../app/database-file";
 import { configuredNetwork, futureBound, openSlashingStore } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { createLogger, parseLogFilter, resolveColor } from "../observability/log";
+import { describeFsError } from "../os/fs-error";
+import { counted } from "../wire/count";
 import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { defineCommand } from "./command";
-import { configArgs, loadConfigOrExit, SLASHING_SCOPE } from "./config-args";
+import { configArgs, loadConfigOrExit, SLASHING_SCOPE, slashingInitCommand } from "./config-args";
 import { EXIT_FAILURE, EXIT_USAGE, fail } from "./exit";
 import { watermarkRepairCommand } from "./watermark-repair";
 
@@ -36,8 +38,8 @@ export interface StoreAccess {
   readonly access: "write" | "read";
   /** `sigil slashing init`: create a missing database, bind an unbound one. */
   readonly initialize?: boolean;
-  /** The `-c` file, named in the command an error suggests. */
-  readonly configPath?: string;
+  /** The command line: its `-c` and database flags make the `sigil slashing init` an error suggests. */
+  readonly argv: readonly string[];
 }
 
 /**
@@ -47,9 +49,9 @@ export interface StoreAccess {
  * init` is the way on, the message ends with it (and `orFlag`: how the command at hand can do the
  * same, serve's --init-slashing-protection).
  */
-export function failToOpen(error: unknown, configPath: string | undefined, orFlag = ""): never {
+export function failToOpen(error: unknown, argv: readonly string[], orFlag = ""): never {
   if (error instanceof SlashingDatabaseError) {
-    const init = `\`sigil slashing init -c ${configPath ?? "<config file>"}\`${orFlag}`;
+    const init = `\`${slashingInitCommand(argv)}\`${orFlag}`;
     const hint =
       error.problem === "missing"
         ? ` To create a new, empty one: ${init}.`
@@ -92,13 +94,48 @@ export async function withStore<T>(
       initialize: how.initialize === true,
     });
   } catch (error) {
-    failToOpen(error, how.configPath);
+    failToOpen(error, how.argv);
   }
   try {
     return await run(opened.store, opened);
   } finally {
     await opened.store.close();
   }
+}
+
+/** `2 validators (1 block, 3 attestations)`. */
+function tally(counts: { validators: number; blocks: number; attestations: number }): string {
+  return `${counted(counts.validators, "validator")} (${counted(counts.blocks, "block")}, ${counted(counts.attestations, "attestation")})`;
+}
+
+/** Exits 2 naming the file and why, when `--file` cannot be read. */
+function checkReadableFile(file: string): void {
+  try {
+    if (statSync(file).isDirectory())
+      fail(`--file: cannot read ${file}: is a directory`, EXIT_USAGE);
+    accessSync(file, constants.R_OK);
+  } catch (error) {
+    fail(`--file: cannot read ${file}: ${describeFsError(error)}`, EXIT_USAGE);
+  }
+}
+
+/**
+ * `slashing init` without `-c`: which database, for which chain, the defaults chose, said before it
+ * is created (a signer's configuration usually names another).
+ */
+function defaultsNote(config: Config, network: string): string {
+  const { antislashing } = config;
+  const where =
+    antislashing.backend === "sqlite"
+      ? `, antislashing.path ${antislashing.path}`
+      : antislashing.backend === "dynamodb"
+        ? `, antislashing.table ${antislashing.table}`
+        : "";
+  return (
+    `sigil: no -c file given: network ${network}, antislashing.backend ${antislashing.backend}${where} ` +
+    "(the defaults, and any SIGNER_… variables and flags); for the signer's configuration run " +
+    "sigil slashing init -c <config file>"
+  );
 }
 
 const initCommand = defineCommand({
@@ -122,6 +159,7 @@ const initCommand = defineCommand({
       return;
     }
     const network = configuredNetwork(config).name;
+    if (configPath === undefined) process.stderr.write(`${defaultsNote(config, network)}\n`);
     const line = await withStore(
       config,
       async (store, opened) => {
@@ -130,7 +168,7 @@ const initCommand = defineCommand({
           ? `slashing protection database ${store.location} initialized for ${network} (genesis validators root ${root}): it holds no history`
           : `slashing protection database ${store.location} was already initialized for ${network} (genesis validators root ${root}); nothing changed`;
       },
-      { access: "write", initialize: true, configPath },
+      { access: "write", initialize: true, argv: rawArgs },
     );
     process.stdout.write(`${line}\n`);
   },
@@ -158,12 +196,14 @@ const importCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+    const { config, extras } = loadConfigOrExit(rawArgs, {
       extraFlags: { file: { type: "string" }, "allow-future": { type: "boolean" } },
       scope: SLASHING_SCOPE,
     });
     const file = extras.file as string | undefined;
     if (!file) fail("--file is required (use - for standard input)", EXIT_USAGE);
+    // Before the database is opened: a wrong path is the command line's mistake.
+    if (file !== "-") checkReadableFile(file);
     const input = file === "-" ? Bun.stdin.stream() : Bun.file(file).stream();
     const { report, location } = await withStore(
       config,
@@ -182,21 +222,21 @@ const importCommand = defineCommand({
             fail(
               `import refused, nothing was changed: ${error.message}; to import such records anyway, add --allow-future`,
             );
-          if (
-            error instanceof SlashingImportError ||
-            (error as NodeJS.ErrnoException).code === "ENOENT"
-          ) {
-            fail(`import refused, nothing was changed: ${(error as Error).message}`);
+          if (error instanceof SlashingImportError) {
+            fail(`import refused, nothing was changed: ${error.message}`);
+          }
+          if ((error as NodeJS.ErrnoException).code !== undefined) {
+            fail(
+              `import refused, nothing was changed: cannot read ${file}: ${describeFsError(error)}`,
+            );
           }
           throw error;
         }
       },
-      { access: "write", configPath },
+      { access: "write", argv: rawArgs },
     );
     const from = file === "-" ? "standard input" : resolve(file);
-    process.stderr.write(
-      `imported ${report.validators} validators (${report.blocks} blocks, ${report.attestations} attestations) from ${from} into ${location}\n`,
-    );
+    process.stderr.write(`imported ${tally(report)} from ${from} into ${location}\n`);
   },
 });
 
@@ -222,7 +262,7 @@ const exportCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+    const { config, extras } = loadConfigOrExit(rawArgs, {
       extraFlags: { file: { type: "string" }, pubkeys: { type: "string", multiple: true } },
       scope: SLASHING_SCOPE,
     });
@@ -265,14 +305,12 @@ const exportCommand = defineCommand({
           throw error;
         }
       },
-      { access: "read", configPath },
+      { access: "read", argv: rawArgs },
     );
     // On standard error: with --file -, standard output is the interchange itself.
     const to = file === "-" ? "standard output" : resolve(file);
     const { counts, location } = written;
-    process.stderr.write(
-      `exported ${counts.validators} validators (${counts.blocks} blocks, ${counts.attestations} attestations) from ${location} to ${to}\n`,
-    );
+    process.stderr.write(`exported ${tally(counts)} from ${location} to ${to}\n`);
   },
 });
 

@@ -203,7 +203,7 @@ export const watermarkRepairCommand = defineCommand({
     },
   },
   async run({ rawArgs }) {
-    const { config, extras, configPath } = loadConfigOrExit(rawArgs, {
+    const { config, extras } = loadConfigOrExit(rawArgs, {
       extraFlags: FLAGS,
       scope: SLASHING_SCOPE,
     });
@@ -229,7 +229,7 @@ export const watermarkRepairCommand = defineCommand({
         }
         return summary(store.location, await store.changeWatermarks(change));
       },
-      { access: "write", configPath },
+      { access: "write", argv: rawArgs },
     );
     process.stdout.write(`${line}\n`);
   },

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parseDocument } from "yaml";
+import { describeYamlError } from "../wire/yaml-error";
 import { type ConfigProblem, problem } from "./problems";
 import { isPlainObject, type Plain } from "./walk";
 
@@ -24,9 +25,8 @@ export function parseConfigText(text: string, source: string): FileLayer {
   const doc = parseDocument(text, { uniqueKeys: true });
   if (doc.errors.length > 0) {
     const problems = doc.errors.map((e) => {
-      const at = e.linePos?.[0];
-      const where = at ? `${source}:${at.line}:${at.col}` : source;
-      return problem(where, `YAML: ${e.message.split("\n")[0]}`);
+      const { where, reason } = describeYamlError(e, source);
+      return problem(where, `YAML: ${reason}`);
     });
     return { value: {}, problems };
   }

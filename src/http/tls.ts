@@ -3,6 +3,7 @@ import { readFileSync, statSync } from "node:fs";
 import { type ConfigProblem, problem } from "../config/problems";
 import type { Config } from "../config/schema";
 import { formatMode, isOpenToOthers } from "../keys/file-mode";
+import { describeFsError } from "../os/fs-error";
 import { pemCertificates, pemPrivateKey } from "./pem";
 import { LISTENER_TLS_POLICY, type ListenerTlsOptions, weakKey, weakSignature } from "./tls-policy";
 
@@ -191,12 +192,4 @@ function privateKey(
       report("key_file", `${path} is not a private key sigil can read (PEM: PKCS#8, PKCS#1, SEC1)`);
   }
   return undefined;
-}
-
-function describeFsError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === "ENOENT") return "no such file";
-  if (code === "EACCES") return "permission denied";
-  if (code === "EISDIR") return "is a directory";
-  return code ?? "unreadable";
 }

@@ -32,6 +32,7 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { SigilError } from "../errors";
+import { counted } from "../wire/count";
 import { fromHex } from "../wire/hex";
 
 export const MAX_UINT64 = 2n ** 64n - 1n;
@@ -321,17 +322,17 @@ function explain(expect: Expectation, value: unknown): string {
     case "bytelist":
       return `expected 0x-prefixed hex of at most ${expect.limit} bytes, got ${explainHex(value)}`;
     case "hex":
-      return `expected 0x-prefixed hex of ${expect.bytes} bytes, got ${explainHex(value)}`;
+      return `expected 0x-prefixed hex of ${counted(expect.bytes, "byte")}, got ${explainHex(value)}`;
     case "bitlist":
       return `expected an SSZ bitlist of at most ${expect.limit} bits as 0x-prefixed hex, got ${explainHex(value)}`;
     case "bitvector":
-      return `expected an SSZ bitvector of ${expect.length} bits (${Math.ceil(expect.length / 8)} bytes) as 0x-prefixed hex, got ${explainHex(value)}`;
+      return `expected an SSZ bitvector of ${counted(expect.length, "bit")} (${counted(Math.ceil(expect.length / 8), "byte")}) as 0x-prefixed hex, got ${explainHex(value)}`;
   }
 }
 
 function explainHex(value: unknown): string {
   if (typeof value !== "string") return kindOf(value);
-  if (/^0x(?:[0-9a-fA-F]{2})*$/.test(value)) return `${(value.length - 2) / 2} bytes`;
+  if (/^0x(?:[0-9a-fA-F]{2})*$/.test(value)) return counted((value.length - 2) / 2, "byte");
   return `${quote(value)}, which is not 0x-prefixed hex of whole bytes`;
 }
 

@@ -3,6 +3,7 @@ import { SigilError } from "../errors";
 import { decodeJson } from "./json";
 import { NETWORKS } from "./network";
 import { parseSigningRequest } from "./parse";
+import { PRESETS } from "./preset";
 import { presetTypes } from "./ssz";
 
 const mainnet = NETWORKS.mainnet;
@@ -30,6 +31,23 @@ const attestationRequest = (): Record<string, unknown> => ({
 });
 
 const hex = (bytes: Uint8Array) => `0x${Buffer.from(bytes).toString("hex")}`;
+
+/** A sync committee contribution whose aggregation_bits are `bits`. */
+const contributionRequest = (bits: string) => ({
+  type: "SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF",
+  fork_info: forkInfo(),
+  contribution_and_proof: {
+    aggregator_index: "1",
+    selection_proof: SIG,
+    contribution: {
+      slot: "1",
+      beacon_block_root: ROOT_A,
+      subcommittee_index: "0",
+      aggregation_bits: bits,
+      signature: SIG,
+    },
+  },
+});
 
 function failure(body: unknown): SigilError {
   try {
@@ -283,24 +301,24 @@ describe("field formats", () => {
   });
 
   test("a bitvector of the wrong size → invalid_request", () => {
-    const err = failure({
-      type: "SYNC_COMMITTEE_CONTRIBUTION_AND_PROOF",
-      fork_info: forkInfo(),
-      contribution_and_proof: {
-        aggregator_index: "1",
-        selection_proof: SIG,
-        contribution: {
-          slot: "1",
-          beacon_block_root: ROOT_A,
-          subcommittee_index: "0",
-          aggregation_bits: "0x24", // 8 bits: the minimal preset's size, not mainnet's 128
-          signature: SIG,
-        },
-      },
-    });
+    // 8 bits: the minimal preset's size, not mainnet's 128
+    const err = failure(contributionRequest("0x24"));
     expect(err.code).toBe("invalid_request");
     expect(err.message).toBe(
-      "contribution_and_proof.contribution.aggregation_bits: expected an SSZ bitvector of 128 bits (16 bytes) as 0x-prefixed hex, got 1 bytes",
+      "contribution_and_proof.contribution.aggregation_bits: expected an SSZ bitvector of 128 bits (16 bytes) as 0x-prefixed hex, got 1 byte",
+    );
+  });
+
+  test("a minimal-preset bitvector's size is counted in the singular: 8 bits (1 byte)", () => {
+    const minimal = { ...mainnet, preset: PRESETS.minimal };
+    let message = "";
+    try {
+      parseSigningRequest(contributionRequest("0x2400"), minimal);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toBe(
+      "contribution_and_proof.contribution.aggregation_bits: expected an SSZ bitvector of 8 bits (1 byte) as 0x-prefixed hex, got 2 bytes",
     );
   });
 });

@@ -12,8 +12,10 @@
  * containers sigil does not build.
  */
 import { readFileSync } from "node:fs";
-import { parseDocument } from "yaml";
+import { parseDocument, type YAMLError } from "yaml";
 import { fromHex } from "../wire/hex";
+import { describeYamlError } from "../wire/yaml-error";
+import { forkOrderProblems } from "./fork-order";
 import {
   FAR_FUTURE_EPOCH,
   isNetworkName,
@@ -77,10 +79,8 @@ export function parseSpecConfig(
   // failsafe: every scalar stays the text it is written as, so 0x00000001 is not the integer 1.
   const doc = parseDocument(text, { schema: "failsafe", uniqueKeys: true });
   if (doc.errors.length > 0) {
-    const first = doc.errors[0];
-    const at = first?.linePos?.[0];
-    const where = at ? `${source}:${at.line}:${at.col}` : source;
-    return fail("network", `${where}: YAML: ${first?.message.split("\n")[0]}`);
+    const { where, reason } = describeYamlError(doc.errors[0] as YAMLError, source);
+    return fail("network", `${where}: YAML: ${reason}`);
   }
   let spec: unknown = doc.toJS();
   // /eth/v1/config/spec answers {"data": {...}}.
@@ -121,6 +121,7 @@ export function parseSpecConfig(
     if (/^[A-Z0-9]+_FORK_VERSION$/.test(key)) reader.version(key, false);
     else if (/^[A-Z0-9]+_FORK_EPOCH$/.test(key)) reader.uint64(key, false);
   }
+  reader.problems.push(...forkOrderProblems(spec, source));
   const secondsPerSlot = slotSeconds(reader);
   const minGenesisTime = reader.uint64("MIN_GENESIS_TIME", false);
   const configName = reader.text("CONFIG_NAME", false);

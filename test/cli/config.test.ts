@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { parse } from "yaml";
-import { runSigil, TempDir } from "../support/cli";
+import { initializedDatabase, runSigil, TempDir } from "../support/cli";
 
 const dir = new TempDir();
 afterAll(() => dir.remove());
@@ -9,8 +9,12 @@ afterAll(() => dir.remove());
 const PUBKEY = `0x${"a".repeat(96)}`;
 const GOOD_TOKEN = "vc-token-0123456789";
 
+/** config check on `yaml`, its sqlite database (checked to exist, as serve does) initialized. */
 function check(yaml: string, env: Record<string, string> = {}) {
-  return runSigil(["config", "check", "-c", dir.file(`c-${crypto.randomUUID()}.yaml`, yaml)], env);
+  return runSigil(["config", "check", "-c", dir.file(`c-${crypto.randomUUID()}.yaml`, yaml)], {
+    SIGNER_ANTISLASHING__PATH: initializedDatabase(dir),
+    ...env,
+  });
 }
 
 /**
@@ -212,7 +216,11 @@ describe("sigil config check: the spec's start-up validation errors", () => {
   });
 
   test("without -c, the defaults' 0.0.0.0 and no auth are one warning line saying so", () => {
-    const result = runSigil(["config", "check"], {}, dir.path);
+    const result = runSigil(
+      ["config", "check"],
+      { SIGNER_ANTISLASHING__PATH: initializedDatabase(dir) },
+      dir.path,
+    );
     expect(result.code).toBe(0);
     expect(result.stderr.trim().split("\n")).toEqual([
       expect.stringMatching(
@@ -250,6 +258,54 @@ describe("sigil config check: the spec's start-up validation errors", () => {
       process.platform === "linux" && (process.arch === "x64" || process.arch === "arm64");
     expect(result.code).toBe(supported ? 0 : 2);
     if (!supported) expect(result.stderr).toMatch(/server\.seccomp: /);
+  });
+});
+
+describe("a missing slashing protection database", () => {
+  test("config check refuses it as serve does: same message, exit 2, the init command of the flags given", async () => {
+    const cwd = dir.path;
+    const file = dir.file("missing-db.yaml", "server: {listen_address: 127.0.0.1}\n");
+    const flags = ["-c", file, "--antislashing-sqlite-path", "db3/slash.sqlite"];
+    const checked = runSigil(["config", "check", ...flags], {}, cwd);
+    const served = runSigil(
+      ["serve", ...flags, "--server-listen-port", "0", "--metrics-listen-port", "0"],
+      {},
+      cwd,
+    );
+    const refusal = (stderr: string) =>
+      stderr.split("\n").find((line) => line.includes("does not exist"));
+    expect(checked.code).toBe(2);
+    expect(served.code).toBe(2);
+    expect(checked.stdout).toBe("");
+    expect(refusal(checked.stderr)).toBe(refusal(served.stderr));
+    expect(refusal(checked.stderr)).toBe(
+      `sigil: slashing protection database db3/slash.sqlite does not exist; sigil never creates one silently. If it existed, it was deleted or moved: restore it (a new, empty one would let sigil sign again what it signed before). Its directory ${resolve(cwd, "db3")} does not exist either: is antislashing.path right? To create a new, empty one: \`sigil slashing init -c ${file} --antislashing-sqlite-path db3/slash.sqlite\` (or start once with --init-slashing-protection).`,
+    );
+  });
+
+  test("the hint runs as printed: it creates the database serve then opens", () => {
+    const file = dir.file("hint-db.yaml", "server: {listen_address: 127.0.0.1}\nnetwork: hoodi\n");
+    const path = `${dir.path}/hint dir/slash.sqlite`;
+    const checked = runSigil(["config", "check", "-c", file, "--antislashing-sqlite-path", path]);
+    const hint = /`(sigil slashing init [^`]+)`/.exec(checked.stderr)?.[1] ?? "";
+    expect(hint).toBe(`sigil slashing init -c ${file} --antislashing-sqlite-path '${path}'`);
+    const words = Array.from(hint.matchAll(/'([^']*)'|(\S+)/g), (m) => m[1] ?? m[2] ?? "");
+    const made = runSigil(words.slice(1));
+    expect(made.stdout).toContain(`slashing protection database ${path} initialized for hoodi`);
+    const again = runSigil(["config", "check", "-c", file, "--antislashing-sqlite-path", path]);
+    expect(again.code, again.stderr).toBe(0);
+  });
+
+  test("slashing init without -c says which defaults it used", () => {
+    const cwd = dir.path;
+    const result = runSigil(["slashing", "init"], {}, cwd);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      "sigil: no -c file given: network mainnet, antislashing.backend sqlite, antislashing.path ./slashing_protection.sqlite (the defaults, and any SIGNER_… variables and flags); for the signer's configuration run sigil slashing init -c <config file>\n",
+    );
+    expect(result.stdout).toContain(
+      "slashing protection database ./slashing_protection.sqlite initialized for mainnet",
+    );
   });
 });
 

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, cpSync, readdirSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, readdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { runSigil, startSigil, TempDir } from "../support/cli";
+import { initializedDatabase, runSigil, startSigil, TempDir } from "../support/cli";
 
 const dir = new TempDir();
 afterAll(() => dir.remove());
@@ -112,6 +112,33 @@ describe("sigil serve", () => {
     }
   });
 
+  test("a port in use stops start-up before the keys load or the database is created", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const address = blocker.address();
+    const database = join(dir.path, `probe-${crypto.randomUUID()}.sqlite`);
+    const file = dir.file(
+      `probe-${crypto.randomUUID()}.yaml`,
+      `server: {listen_address: 127.0.0.1}\nkey_sources: {filesystem: {paths: ["${join(process.cwd(), "examples/keys")}"]}}\nantislashing: {path: "${database}"}\n`,
+    );
+    try {
+      if (address === null || typeof address === "string") throw new Error("no port");
+      for (const env of [
+        { SIGNER_SERVER__LISTEN_PORT: String(address.port), SIGNER_METRICS__LISTEN_PORT: "0" },
+        { SIGNER_SERVER__LISTEN_PORT: "0", SIGNER_METRICS__LISTEN_PORT: String(address.port) },
+      ] as Record<string, string>[]) {
+        const result = runSigil(["serve", "-c", file, "--init-slashing-protection"], env);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain(`127.0.0.1:${address.port} is already in use`);
+        // Keys present, none loaded: the port was tried first (100,000 keys take minutes).
+        expect(result.stderr).not.toContain("keys loaded");
+        expect(existsSync(database)).toBe(false);
+      }
+    } finally {
+      blocker.close();
+    }
+  });
+
   test("the metrics port in use is a one-line error naming metrics.listen_port, exit 1", async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
@@ -207,7 +234,10 @@ describe("sigil serve", () => {
   });
 
   test("examples/dev.yaml (what `npm start` uses) is a valid configuration", () => {
-    const result = runSigil(["config", "check", "-c", "examples/dev.yaml"]);
+    // Its database (./data, made by npm start's first run) stands in from a temporary directory.
+    const result = runSigil(["config", "check", "-c", "examples/dev.yaml"], {
+      SIGNER_ANTISLASHING__PATH: initializedDatabase(dir),
+    });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
   });

@@ -173,8 +173,10 @@ describe("sigil slashing import|export", () => {
       "--file",
       join(dir.path, "nope.json"),
     ]);
-    expect(result.code).toBe(1);
-    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `sigil: --file: cannot read ${join(dir.path, "nope.json")}: no such file\n`,
+    );
   });
 
   test("exporting a new database gives its chain's root and no validators", () => {

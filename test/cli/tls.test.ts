@@ -5,7 +5,14 @@ import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createNobleBackend } from "../../src/bls/noble";
 import { ageKeys } from "../support/ceremony";
-import { type CliResult, type RunningSigil, runSigil, startSigil, TempDir } from "../support/cli";
+import {
+  type CliResult,
+  initializedDatabase,
+  type RunningSigil,
+  runSigil,
+  startSigil,
+  TempDir,
+} from "../support/cli";
 import { registerTestSecret } from "../support/log-capture";
 import { hexToBytes } from "../support/oracle";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
@@ -280,12 +287,15 @@ describe("serve refuses a bad server.tls: exit 2 naming the option, nothing crea
   test("config check reads the TLS files as serve does", () => {
     const config = (name: string, tls: string) =>
       dir.file(`check-${name}.yaml`, `server: {listen_address: 127.0.0.1, tls: ${tls}}\n`);
-    const good = runSigil([
-      "config",
-      "check",
-      "-c",
-      config("good", `{cert_file: "${files.cert}", key_file: "${files.key}"}`),
-    ]);
+    const good = runSigil(
+      [
+        "config",
+        "check",
+        "-c",
+        config("good", `{cert_file: "${files.cert}", key_file: "${files.key}"}`),
+      ],
+      { SIGNER_ANTISLASHING__PATH: initializedDatabase(dir) },
+    );
     expect(good.code, good.stderr).toBe(0);
     const mismatch = runSigil([
       "config",

@@ -207,7 +207,7 @@ export class DocRun {
   }
 }
 
-/** README.md, docs/*.md and every README.md under examples/. */
+/** README.md, CHANGELOG.md, docs/*.md and every README.md under examples/. */
 export function documentedFiles(): string[] {
   const docs = readdirSync(join(REPO_ROOT, "docs"))
     .filter((name) => name.endsWith(".md"))
@@ -218,7 +218,7 @@ export function documentedFiles(): string[] {
     .filter((path) => path === "README.md" || path.endsWith("/README.md"))
     .sort()
     .map((path) => `examples/${path}`);
-  return ["README.md", ...docs, ...examples];
+  return ["README.md", "CHANGELOG.md", ...docs, ...examples];
 }
 
 export function rewritePorts(script: string, port: string, metricsPort?: string): string {

@@ -21,7 +21,7 @@ import { parseSigningRequest } from "../../src/signing/parse";
 import { PRESET_KEYS, PRESETS, SPEC_CONSTANTS } from "../../src/signing/preset";
 import { parseSpecConfig, readSpecConfig } from "../../src/signing/spec-config";
 import { presetTypes } from "../../src/signing/ssz";
-import { runSigil, TempDir } from "../support/cli";
+import { initializedDatabase, runSigil, TempDir } from "../support/cli";
 import {
   bytesToHex,
   oracleDomain,
@@ -338,7 +338,9 @@ describe("configuration", () => {
       "good.yaml",
       `network: "${configPath}"\nnetwork_config: {genesis_validators_root: "${GVR}"}\n`,
     );
-    const ok = runSigil(["config", "check", "-c", good]);
+    const ok = runSigil(["config", "check", "-c", good], {
+      SIGNER_ANTISLASHING__PATH: initializedDatabase(dir),
+    });
     expect(ok.code, ok.stderr).toBe(0);
 
     const badSpec = dir.file(

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -57,6 +57,21 @@ export function runSigil(
   };
   captureProcessOutput(result.pid, output);
   return output;
+}
+
+/**
+ * A slashing protection database made by `sigil slashing init` in `dir` (once per directory), for
+ * commands that check it exists, as serve and `config check` do: pass it as
+ * SIGNER_ANTISLASHING__PATH.
+ */
+export function initializedDatabase(dir: TempDir): string {
+  const path = join(dir.path, "initialized.sqlite");
+  if (existsSync(path)) return path;
+  const result = runSigil(["slashing", "init", "-c", dir.file("init.yaml", "network: mainnet\n")], {
+    SIGNER_ANTISLASHING__PATH: path,
+  });
+  if (result.code !== 0) throw new Error(`sigil slashing init failed: ${result.stderr}`);
+  return path;
 }
 
 /**

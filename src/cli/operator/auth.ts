@@ -2,7 +2,7 @@ import { type RuleInput, RulesSchema } from "../../auth/schema";
 import { checkShape, describeProblem } from "../../wire/check";
 import { defineCommand } from "../command";
 import { EXIT_USAGE, fail } from "../exit";
-import { call, clientFromFlags, connectionArgs, jsonArgs, tokenArgs } from "./client";
+import { call, clientFromFlags, connectionArgs, jsonArgs, requiredTokenArgs } from "./client";
 import {
   booleanFlag,
   type FlagValues,
@@ -26,7 +26,7 @@ import {
 
 const API = "/api/v1/signer/auth";
 
-const commonArgs = { ...connectionArgs, ...tokenArgs, ...jsonArgs } as const;
+const commonArgs = { ...connectionArgs, ...requiredTokenArgs, ...jsonArgs } as const;
 
 const nameArgs = {
   name: {

@@ -1,5 +1,5 @@
 import { defineCommand } from "../command";
-import { call, clientFromFlags, connectionArgs, jsonArgs, tokenArgs } from "./client";
+import { call, clientFromFlags, connectionArgs, jsonArgs, requiredTokenArgs } from "./client";
 import { booleanFlag, parseFlags, secretFlag, stringFlag } from "./flags";
 import {
   asRecord,
@@ -117,7 +117,7 @@ export const registerCommand = defineCommand({
   },
 });
 
-const sealArgs = { ...tokenArgs, ...connectionArgs } as const;
+const sealArgs = { ...requiredTokenArgs, ...connectionArgs } as const;
 
 export const sealCommand = defineCommand({
   meta: {

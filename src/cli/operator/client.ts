@@ -44,6 +44,11 @@ export const tokenArgs = {
   },
 } as const;
 
+/** The management token flag of a command that always needs it: in its usage line too. */
+export const requiredTokenArgs = {
+  token: { ...tokenArgs.token, required: true },
+} as const;
+
 export const jsonArgs = {
   json: { type: "boolean", description: "Print the server's JSON instead of a table" },
 } as const;

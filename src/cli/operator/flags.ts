@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { resolveSecret } from "../../config/validate";
+import { describeFsError } from "../../os/fs-error";
 import type { FlagDefs } from "../command";
 import { EXIT_USAGE, fail } from "../exit";
 
@@ -81,12 +82,4 @@ export function readFlagFile(name: string, path: string): string {
   } catch (error) {
     fail(`--${name}: cannot read ${path}: ${describeFsError(error)}`, EXIT_USAGE);
   }
-}
-
-function describeFsError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === "ENOENT") return "no such file";
-  if (code === "EACCES") return "permission denied";
-  if (code === "EISDIR") return "is a directory";
-  return error instanceof Error ? error.message : String(error);
 }
