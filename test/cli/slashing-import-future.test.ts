@@ -81,7 +81,7 @@ describe("sigil slashing import and the future bound", () => {
       "--allow-future",
     ]);
     expect(allowed.code, allowed.stderr).toBe(0);
-    expect(allowed.stderr).toContain("imported 2 validators (1 blocks, 2 attestations)");
+    expect(allowed.stderr).toContain("imported 2 validators (1 block, 2 attestations)");
     expect(
       exported(config)
         .map((v) => v.pubkey)
