@@ -15,6 +15,7 @@ import { configuredNetwork } from "../app/slashing";
 import type { Config } from "../config/schema";
 import { floorsOf } from "../migrate/web3signer/convert";
 import type { NetworkConstants } from "../signing/network";
+import { counted } from "../wire/count";
 import { isPubkeyHex, normalizePubkey } from "../wire/pubkey";
 import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit, SLASHING_SCOPE } from "./config-args";
@@ -218,7 +219,7 @@ export const watermarkRepairCommand = defineCommand({
       async (store) => {
         if (request.kind === "raise_low" && request.validators && change.kind === "raise_low") {
           await raiseValidatorFloors(store, request.validators, change.low);
-          return `slashing protection database ${store.location}: low watermark of ${request.validators.length} validators raised to ${describeWatermark(change.low)} (never lowered)`;
+          return `slashing protection database ${store.location}: low watermark of ${counted(request.validators.length, "validator")} raised to ${describeWatermark(change.low)} (never lowered)`;
         }
         if (change.kind === "set_high") {
           const stored = (await store.databaseWatermarks()).high;

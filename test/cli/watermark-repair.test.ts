@@ -61,7 +61,7 @@ describe("sigil slashing watermark-repair: the low watermark", () => {
     const { repair, stored, database } = setup("ids");
     const result = repair("--epoch", "200", "--slot", "6400", "--validator-ids", KEY_A);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain("low watermark of 1 validators raised to epoch 200, slot 6400");
+    expect(result.stdout).toContain("low watermark of 1 validator raised to epoch 200, slot 6400");
     expect(await stored()).toEqual({});
     const store = await openSqliteStore(database, { create: false });
     try {
