@@ -180,13 +180,12 @@ export const watermarkRepairCommand = defineCommand({
     epoch: {
       type: "string",
       valueHint: "n",
-      description:
-        "Low watermark epoch (attestation source and target); the high watermark epoch with --set-high-watermark",
+      description: "Low watermark epoch; the high one with --set-high-watermark",
     },
     slot: {
       type: "string",
       valueHint: "n",
-      description: "Low watermark block slot; the high watermark slot with --set-high-watermark",
+      description: "Low watermark slot; the high one with --set-high-watermark",
     },
     "set-high-watermark": {
       type: "boolean",

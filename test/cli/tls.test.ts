@@ -316,13 +316,14 @@ describe("serve refuses a bad server.tls: exit 2 naming the option, nothing crea
       "check-loose.yaml",
       `server: {listen_address: 127.0.0.1, tls: {cert_file: "${files.cert}", key_file: "${key}"}}\n`,
     );
-    const loose = runSigil(["config", "check", "-c", config]);
+    const database = { SIGNER_ANTISLASHING__PATH: initializedDatabase(dir) };
+    const loose = runSigil(["config", "check", "-c", config], database);
     expect(loose.code, loose.stderr).toBe(0);
     expect(loose.stderr).toBe(
       `sigil: warning: server.tls.key_file: ${key} is readable or writable by group or others (mode 0640): run chmod 600 ${key}\n`,
     );
     chmodSync(key, 0o600);
-    const tight = runSigil(["config", "check", "-c", config]);
+    const tight = runSigil(["config", "check", "-c", config], database);
     expect(tight.code).toBe(0);
     expect(tight.stderr).toBe("");
   });
