@@ -12,6 +12,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
+import {
+  BuilderRequestAuth,
+  ExecutionPayload,
+  ExecutionPayloadBid,
+  ExecutionPayloadEnvelope,
+  ExecutionRequests,
+  PayloadAttestationData,
+  ProposerPreferences,
+} from "../../src/signing/ssz-gloas";
 import { toHex } from "../signing/lodestar";
 import { TempDir } from "../support/cli";
 import { verifiesAgainstOracle } from "../support/oracle";
@@ -226,4 +235,90 @@ describe("from Gloas on, a vote for the other payload status is a double vote: 4
       expect(outcome.ok).toBe(false);
     });
   });
+});
+
+/**
+ * The JSON field names each Gloas object carries, as the clients' own code writes them (Prysm's
+ * remote-web3signer types and mappers, Web3Signer's gloas schema classes and ExecutionRequests,
+ * Lighthouse's builder_types::RequestAuth), written out here rather than taken from Lodestar: the
+ * duties above are Lodestar's JSON, and sigil and Lodestar could share a misreading of the wire.
+ */
+const WIRE_NAMES: Record<string, readonly string[]> = {
+  PAYLOAD_ATTESTATION: ["beacon_block_root", "slot", "payload_present", "blob_data_available"],
+  PROPOSER_PREFERENCES: [
+    "dependent_root",
+    "proposal_slot",
+    "validator_index",
+    "fee_recipient",
+    "target_gas_limit",
+  ],
+  BUILDER_REQUEST_AUTH: ["data", "slot"],
+  EXECUTION_PAYLOAD_BID: [
+    "parent_block_hash",
+    "parent_block_root",
+    "block_hash",
+    "prev_randao",
+    "fee_recipient",
+    "gas_limit",
+    "builder_index",
+    "slot",
+    "value",
+    "execution_payment",
+    "blob_kzg_commitments",
+    "execution_requests_root",
+  ],
+  EXECUTION_PAYLOAD_ENVELOPE: [
+    "payload",
+    "execution_requests",
+    "builder_index",
+    "beacon_block_root",
+    "parent_beacon_block_root",
+  ],
+  "EXECUTION_PAYLOAD_ENVELOPE.payload": [
+    "parent_hash",
+    "fee_recipient",
+    "state_root",
+    "receipts_root",
+    "logs_bloom",
+    "prev_randao",
+    "block_number",
+    "gas_limit",
+    "gas_used",
+    "timestamp",
+    "extra_data",
+    "base_fee_per_gas",
+    "block_hash",
+    "transactions",
+    "withdrawals",
+    "blob_gas_used",
+    "excess_blob_gas",
+    "block_access_list",
+    "slot_number",
+  ],
+  "EXECUTION_PAYLOAD_ENVELOPE.execution_requests": [
+    "deposits",
+    "withdrawals",
+    "consolidations",
+    "builder_deposits",
+    "builder_exits",
+  ],
+};
+
+test("the Gloas objects carry the field names the clients write, in sigil's container order", () => {
+  const sigil: Record<string, { fields: object }> = {
+    PAYLOAD_ATTESTATION: PayloadAttestationData,
+    PROPOSER_PREFERENCES: ProposerPreferences,
+    BUILDER_REQUEST_AUTH: BuilderRequestAuth,
+    EXECUTION_PAYLOAD_BID: ExecutionPayloadBid,
+    EXECUTION_PAYLOAD_ENVELOPE: ExecutionPayloadEnvelope,
+    "EXECUTION_PAYLOAD_ENVELOPE.payload": ExecutionPayload,
+    "EXECUTION_PAYLOAD_ENVELOPE.execution_requests": ExecutionRequests,
+  };
+  for (const [name, fields] of Object.entries(WIRE_NAMES)) {
+    const [kind, inner] = name.split(".") as [GloasDuty["kind"], string | undefined];
+    const payload = buildGloasDuty(kind, GLOAS_EPOCH * SLOTS_PER_EPOCH, 1).payload;
+    const json = inner ? (payload[inner] as Record<string, unknown>) : payload;
+    expect(Object.keys(json), `Lodestar's JSON of ${name}`).toEqual([...fields]);
+    expect(Object.keys(sigil[name]?.fields ?? {}), `sigil's ${name}`).toEqual([...fields]);
+  }
 });
