@@ -19,7 +19,13 @@ import {
   DOMAIN_PTC_ATTESTER,
 } from "@lodestar/params";
 import { ssz } from "@lodestar/types";
-import { fromHex, lodestarDomain, lodestarSigningRoot, toHex } from "../signing/lodestar";
+import {
+  forkInfoJson,
+  fromHex,
+  lodestarDomain,
+  lodestarSigningRoot,
+  toHex,
+} from "../signing/lodestar";
 import type { ClientFixture, Json, SignRequest } from "./common";
 
 // ---- Chain: Sepolia, Gloas at its scheduled epoch ----
@@ -268,24 +274,14 @@ export function buildGloasDuty(
 /** The fork at `slot`, with its activation epoch (Lighthouse, Teku, Prysm, Nimbus). */
 export function activationForkInfo(slot: number): Json {
   const fork = SEPOLIA.getForkInfo(slot);
-  return forkInfo(fork.prevVersion, fork.version, fork.epoch);
+  return forkInfoJson(fork.prevVersion, fork.version, fork.epoch, SEPOLIA_GVR);
 }
 
 /** The fork at `slot`, with the slot's own epoch (Lodestar's getForkInfoForSigning). */
 export function messageEpochForkInfo(slot: number): Json {
   const fork = SEPOLIA.getForkInfo(slot);
-  return forkInfo(fork.prevVersion, fork.version, Math.floor(slot / SLOTS_PER_EPOCH));
-}
-
-function forkInfo(previous: Uint8Array, current: Uint8Array, epoch: number): Json {
-  return {
-    fork: {
-      previous_version: toHex(previous),
-      current_version: toHex(current),
-      epoch: String(epoch),
-    },
-    genesis_validators_root: SEPOLIA_GVR,
-  };
+  const epoch = Math.floor(slot / SLOTS_PER_EPOCH);
+  return forkInfoJson(fork.prevVersion, fork.version, epoch, SEPOLIA_GVR);
 }
 
 // ---- What each client sends ----

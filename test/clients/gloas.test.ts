@@ -131,6 +131,17 @@ describe("every client's Gloas requests sign, and the client reads a signature o
   }
 });
 
+/** A validator client speaking remote-signing-api v1.4.0: request label → duty kind. */
+const V140_VALIDATOR: Record<string, string> = {
+  "ATTESTATION (index 0 or 1)": "ATTESTATION",
+  "BLOCK_V2 {version: GLOAS, block_header}": "BLOCK",
+  "AGGREGATE_AND_PROOF_V2 {version, data}": "AGGREGATE_AND_PROOF",
+  "PAYLOAD_ATTESTATION_MESSAGE {version, data}": "PAYLOAD_ATTESTATION",
+  "EXECUTION_PAYLOAD_ENVELOPE {version, data} [self-built]": "EXECUTION_PAYLOAD_ENVELOPE",
+  "PROPOSER_PREFERENCES {version, data}": "PROPOSER_PREFERENCES",
+  "BUILDER_REQUEST_AUTH {version, data} (no fork_info)": "BUILDER_REQUEST_AUTH",
+};
+
 /** What each client sends from Gloas on: request label → duty kind. */
 const EXPECTED: Record<string, Record<string, string>> = {
   Lighthouse: {
@@ -143,15 +154,7 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "PROPOSER_PREFERENCES / proposer_preferences (bare)": "PROPOSER_PREFERENCES",
     "REQUEST_AUTH / request_auth (bare) (no fork_info)": "BUILDER_REQUEST_AUTH",
   },
-  Lodestar: {
-    "ATTESTATION (index 0 or 1)": "ATTESTATION",
-    "BLOCK_V2 {version: GLOAS, block_header}": "BLOCK",
-    "AGGREGATE_AND_PROOF_V2 {version, data}": "AGGREGATE_AND_PROOF",
-    "PAYLOAD_ATTESTATION_MESSAGE {version, data}": "PAYLOAD_ATTESTATION",
-    "EXECUTION_PAYLOAD_ENVELOPE {version, data} [self-built]": "EXECUTION_PAYLOAD_ENVELOPE",
-    "PROPOSER_PREFERENCES {version, data}": "PROPOSER_PREFERENCES",
-    "BUILDER_REQUEST_AUTH {version, data} (no fork_info)": "BUILDER_REQUEST_AUTH",
-  },
+  Lodestar: V140_VALIDATOR,
   "Lodestar before #10071": {
     "ATTESTATION (index 0 or 1)": "ATTESTATION",
     "BLOCK_V2 {version: GLOAS, block_header}": "BLOCK",
@@ -159,15 +162,7 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "PAYLOAD_ATTESTATION / payload_attestation (bare)": "PAYLOAD_ATTESTATION",
     "EXECUTION_PAYLOAD_ENVELOPE (bare) [self-built]": "EXECUTION_PAYLOAD_ENVELOPE",
   },
-  Prysm: {
-    "ATTESTATION (index 0 or 1)": "ATTESTATION",
-    "BLOCK_V2 {version: GLOAS, block_header}": "BLOCK",
-    "AGGREGATE_AND_PROOF_V2 {version, data}": "AGGREGATE_AND_PROOF",
-    "PAYLOAD_ATTESTATION_MESSAGE {version, data}": "PAYLOAD_ATTESTATION",
-    "EXECUTION_PAYLOAD_ENVELOPE {version, data} [self-built]": "EXECUTION_PAYLOAD_ENVELOPE",
-    "PROPOSER_PREFERENCES {version, data}": "PROPOSER_PREFERENCES",
-    "BUILDER_REQUEST_AUTH {version, data} (no fork_info)": "BUILDER_REQUEST_AUTH",
-  },
+  Prysm: V140_VALIDATOR,
   Teku: {
     "ATTESTATION (index 0 or 1)": "ATTESTATION",
     "BLOCK_V2 {version: GLOAS, block_header}": "BLOCK",
@@ -178,15 +173,10 @@ const EXPECTED: Record<string, Record<string, string>> = {
     "BLOCK_V2 {version: GLOAS, block_header}": "BLOCK",
     "AGGREGATE_AND_PROOF_V2 {version (lower case), data}": "AGGREGATE_AND_PROOF",
   },
+  // A builder's signer: the bid and its own envelope too.
   "remote-signing-api v1.4.0": {
-    "ATTESTATION (index 0 or 1)": "ATTESTATION",
-    "BLOCK_V2 {version: GLOAS, block_header}": "BLOCK",
-    "AGGREGATE_AND_PROOF_V2 {version, data}": "AGGREGATE_AND_PROOF",
-    "PAYLOAD_ATTESTATION_MESSAGE {version, data}": "PAYLOAD_ATTESTATION",
-    "EXECUTION_PAYLOAD_ENVELOPE {version, data} [self-built]": "EXECUTION_PAYLOAD_ENVELOPE",
+    ...V140_VALIDATOR,
     "EXECUTION_PAYLOAD_ENVELOPE {version, data} [builder's]": "EXECUTION_PAYLOAD_ENVELOPE",
-    "PROPOSER_PREFERENCES {version, data}": "PROPOSER_PREFERENCES",
-    "BUILDER_REQUEST_AUTH {version, data} (no fork_info)": "BUILDER_REQUEST_AUTH",
     "EXECUTION_PAYLOAD_BID {version, data}": "EXECUTION_PAYLOAD_BID",
   },
 };
