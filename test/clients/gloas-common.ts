@@ -26,7 +26,13 @@ import {
   lodestarSigningRoot,
   toHex,
 } from "../signing/lodestar";
-import type { ClientFixture, Json, SignRequest } from "./common";
+import {
+  attestationDataJson,
+  type ClientFixture,
+  type Json,
+  root32,
+  type SignRequest,
+} from "./common";
 
 // ---- Chain: Sepolia, Gloas at its scheduled epoch ----
 
@@ -81,8 +87,6 @@ interface LodestarType {
 
 const type = (value: unknown) => value as LodestarType;
 const obj = (value: unknown): Json => value as Json;
-const root32 = (salt: number, tag: string) =>
-  `0x${salt.toString(16).padStart(8, "0")}${tag.repeat(28)}`;
 const bytes = (n: number, tag: string) => `0x${tag.repeat(n)}`;
 /** A uint64 above 2^53, different per salt: a JSON number would have lost it. */
 const big = (salt: number) => (2n ** 63n + BigInt(salt) * 1_000_003n).toString();
@@ -119,17 +123,8 @@ function signingRootOf(kind: GloasDutyKind, slot: number, objectRoot: Uint8Array
   return lodestarSigningRoot(objectRoot, domain);
 }
 
-function attestationData(slot: number, salt: number): Json {
-  const epoch = Math.floor(slot / SLOTS_PER_EPOCH);
-  return {
-    slot: String(slot),
-    // From Gloas, the payload status: 0 (empty or same slot) or 1 (full).
-    index: String(salt % 2),
-    beacon_block_root: root32(salt, "aa"),
-    source: { epoch: String(epoch - 1), root: root32(salt, "bb") },
-    target: { epoch: String(epoch), root: root32(salt, "cc") },
-  };
-}
+/** From Gloas, `index` is the payload status: 0 (empty or same slot) or 1 (full). */
+const attestationData = (slot: number, salt: number) => attestationDataJson(slot, salt, salt % 2);
 
 function payloadOf(kind: GloasDutyKind, slot: number, salt: number, selfBuilt: boolean) {
   const g = ssz.gloas;
