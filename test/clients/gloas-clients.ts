@@ -21,9 +21,8 @@
  * - Prysm (PR #16852, validator/keymanager/remote-web3signer/types/): the v1.4.0 names wrapped,
  *   fork_info with the activation epoch, none for `BUILDER_REQUEST_AUTH`; no bid;
  *   `AGGREGATE_AND_PROOF_V2 {version: GLOAS, data}`.
- * - Teku (ExternalSigner.java): the new types throw UnsupportedOperationException
- *   ("TODO-GLOAS: remote-signing-api/issues/23"); blocks, attestations and bare aggregates as
- *   before.
+ * - Teku (ExternalSigner.java): no request for the new types (its Gloas work leaves them to
+ *   remote-signing-api issue #23); blocks, attestations and bare aggregates as before.
  * - Nimbus: its remote path for the new types is not specified ("RequestAuth: remote signing
  *   not yet supported", PR #8834); blocks `{version, block_header}`, aggregates
  *   `AGGREGATE_AND_PROOF_V2` with the version in lower case, as before.
