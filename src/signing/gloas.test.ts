@@ -4,14 +4,13 @@
  * aggregate gets, and the Gloas schedule of each network.
  */
 import { describe, expect, test } from "bun:test";
-import { loadConfig } from "../config/load";
 import { SigilError } from "../errors";
 import { SIGNING_OPERATIONS } from "../wire/operations";
 import { FAR_FUTURE_EPOCH, NETWORKS, resolveNetwork } from "./network";
 import { parseSigningRequest } from "./parse";
 import { PRESETS } from "./preset";
 import { requestTypesOf } from "./request-types";
-import { configuredNetworkOf, parseSpecConfig } from "./spec-config";
+import { parseSpecConfig } from "./spec-config";
 
 const mainnet = NETWORKS.mainnet;
 const GVR = `0x${"4b".repeat(32)}`;
@@ -240,25 +239,6 @@ describe("the Gloas schedule of each network", () => {
     });
     expect(devnet.gloasForkEpoch).toBe(1n);
     expect(devnet.genesisValidatorsRoot).toBeUndefined();
-  });
-
-  test("SIGNER_NETWORK_CONFIG__GLOAS_FORK_EPOCH schedules it, as the config file would", () => {
-    const loaded = loadConfig({
-      argv: [],
-      env: {
-        SIGNER_NETWORK: "hoodi",
-        SIGNER_NETWORK_CONFIG__GLOAS_FORK_EPOCH: "60000",
-        SIGNER_KEY_SOURCES__FILESYSTEM__PATHS: "/nonexistent",
-      },
-    });
-    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-    const network = configuredNetworkOf(loaded.config.network, loaded.config.network_config);
-    if (!network.ok) throw new Error(JSON.stringify(network.problems));
-    expect(network.network.gloasForkEpoch).toBe(60000n);
-    expect(network.network.name).toBe("hoodi (fork schedule from network_config)");
-    expect(hex(network.network.genesisValidatorsRoot)).toBe(
-      hex(NETWORKS.hoodi.genesisValidatorsRoot),
-    );
   });
 
   test("a spec config gives it, or leaves it unscheduled; a bad value is refused, named", () => {
