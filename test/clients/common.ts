@@ -117,11 +117,12 @@ const bytes96 = (tag: string): string => `0x${tag.repeat(96)}`;
 /** The same hex with its first byte replaced (to set bits in a default bitvector). */
 const firstByte = (hex: string, byte: string): string => `0x${byte}${hex.slice(4)}`;
 
-function attestationDataJson(slot: number, salt: number): Json {
+/** AttestationData JSON at `slot` (target: its epoch), made distinct by `salt`. */
+export function attestationDataJson(slot: number, salt: number, index = salt % 4): Json {
   const epoch = Math.floor(slot / SLOTS_PER_EPOCH);
   return {
     slot: String(slot),
-    index: String(salt % 4),
+    index: String(index),
     beacon_block_root: root32(salt, "aa"),
     source: { epoch: String(Math.max(0, epoch - 1)), root: root32(salt, "bb") },
     target: { epoch: String(epoch), root: root32(salt, "cc") },

@@ -1,6 +1,6 @@
 // The fast-check arbitraries of the sign-route fuzz: where a request goes (path key, Content-Type)
-// and its body: random JSON or text, or a valid request of one of the ten operations with up to
-// three mutations. Epochs, slots and roots are drawn from narrow ranges so that repeats, double
+// and its body: random JSON or text, or a valid request of one of the fifteen operations (the
+// five Gloas ones under every name, key and shape clients use) with up to three mutations. Epochs, slots and roots are drawn from narrow ranges so that repeats, double
 // votes, surrounds and watermark refusals are frequent.
 import fc from "fast-check";
 import { GVR, INTEROP_KEYS } from "../support/slashing";
@@ -95,8 +95,21 @@ const hex = (bytes: number) =>
 /** Two roots only: the same slot or target with another root is a double vote. */
 const root = fc.constantFrom(`0x${"11".repeat(32)}`, `0x${"22".repeat(32)}`);
 const typeName = (name: string) => fc.constantFrom(name, name.toLowerCase());
+/**
+ * Gloas by fork_info: mainnet has not scheduled it, so a bare aggregate with committee_bits is
+ * Gloas' only when fork_info gives Gloas' version for its epoch (around EPOCH: both ways).
+ */
+const GLOAS_FORK_INFO = fc.record({
+  fork: fc.record({
+    previous_version: fc.constant("0x06000000"),
+    current_version: fc.constant("0x07000000"),
+    epoch: uint(EPOCH, EPOCH + 10),
+  }),
+  genesis_validators_root: fc.constant(GVR),
+});
 const forkInfo = fc.oneof(
   { weight: 8, arbitrary: fc.constant(MAINNET_FORK_INFO) },
+  { weight: 3, arbitrary: GLOAS_FORK_INFO },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -144,13 +157,174 @@ const aggregate = (electra: boolean) =>
 const envelope = (type: string, key: string, payload: fc.Arbitrary<unknown>) =>
   fc.record({ type: typeName(type), fork_info: forkInfo, [key]: payload });
 
+// ---- Gloas: the five new types, each under every name and body key, wrapped or bare ----
+
+/** A uint64 that is small, or anywhere up to 2^64-1 as a decimal string. */
+const anyUint64 = fc.oneof(
+  uint(0, 1_000_000),
+  fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String),
+);
+const hexList = (min: number, max: number) =>
+  fc
+    .uint8Array({ minLength: min, maxLength: max })
+    .map((b) => `0x${Buffer.from(b).toString("hex")}`);
+const upTo = <T>(arbitrary: fc.Arbitrary<T>, n: number) => fc.array(arbitrary, { maxLength: n });
+const gloasSlot = uint(SLOT, SLOT + 300);
+
+/** A Gloas request: one of `types` with one of `keys`, `{version: GLOAS, data}` or bare. */
+function gloasRequest(
+  types: readonly string[],
+  keys: readonly string[],
+  data: fc.Arbitrary<unknown>,
+  forkInfoRequired = true,
+) {
+  return fc
+    .record({
+      type: fc.constantFrom(...types.flatMap((t) => [t, t.toLowerCase()])),
+      key: fc.constantFrom(...keys),
+      forkInfo,
+      sendForkInfo: forkInfoRequired ? fc.constant(true) : fc.boolean(),
+      payload: fc.oneof(data, fc.record({ version: fc.constantFrom("GLOAS", "gloas"), data })),
+    })
+    .map(({ type, key, forkInfo: info, sendForkInfo, payload }) => ({
+      type,
+      ...(sendForkInfo ? { fork_info: info } : {}),
+      [key]: payload,
+    }));
+}
+
+const executionPayload = fc.record({
+  parent_hash: hex(32),
+  fee_recipient: hex(20),
+  state_root: hex(32),
+  receipts_root: hex(32),
+  logs_bloom: hex(256),
+  prev_randao: hex(32),
+  block_number: anyUint64,
+  gas_limit: anyUint64,
+  gas_used: anyUint64,
+  timestamp: anyUint64,
+  extra_data: hexList(0, 32),
+  base_fee_per_gas: fc.oneof(
+    uint(0, 1_000_000),
+    fc.bigInt({ min: 0n, max: 2n ** 256n - 1n }).map(String),
+  ),
+  block_hash: hex(32),
+  transactions: upTo(hexList(0, 8), 2),
+  withdrawals: upTo(
+    fc.record({
+      index: anyUint64,
+      validator_index: anyUint64,
+      address: hex(20),
+      amount: anyUint64,
+    }),
+    1,
+  ),
+  blob_gas_used: anyUint64,
+  excess_blob_gas: anyUint64,
+  block_access_list: hexList(0, 4),
+  slot_number: gloasSlot,
+});
+
+const executionRequests = fc.record({
+  deposits: upTo(
+    fc.record({
+      pubkey: hex(48),
+      withdrawal_credentials: hex(32),
+      amount: anyUint64,
+      signature: hex(96),
+      index: anyUint64,
+    }),
+    1,
+  ),
+  withdrawals: upTo(
+    fc.record({ source_address: hex(20), validator_pubkey: hex(48), amount: anyUint64 }),
+    1,
+  ),
+  consolidations: upTo(
+    fc.record({ source_address: hex(20), source_pubkey: hex(48), target_pubkey: hex(48) }),
+    1,
+  ),
+  builder_deposits: upTo(
+    fc.record({
+      pubkey: hex(48),
+      withdrawal_credentials: hex(32),
+      amount: anyUint64,
+      signature: hex(96),
+    }),
+    1,
+  ),
+  builder_exits: upTo(fc.record({ source_address: hex(20), pubkey: hex(48) }), 1),
+});
+
+const GLOAS_REQUESTS: fc.Arbitrary<unknown>[] = [
+  gloasRequest(
+    ["PAYLOAD_ATTESTATION_MESSAGE", "PAYLOAD_ATTESTATION"],
+    ["payload_attestation_message", "payload_attestation_data", "payload_attestation"],
+    fc.record({
+      beacon_block_root: root,
+      slot: gloasSlot,
+      payload_present: fc.boolean(),
+      blob_data_available: fc.boolean(),
+    }),
+  ),
+  gloasRequest(
+    ["EXECUTION_PAYLOAD_ENVELOPE"],
+    ["execution_payload_envelope"],
+    fc.record({
+      payload: executionPayload,
+      execution_requests: executionRequests,
+      // The self-build index (the proposer's own key signs) half the time.
+      builder_index: fc.oneof(fc.constant("18446744073709551615"), uint(0, 100)),
+      beacon_block_root: root,
+      parent_beacon_block_root: hex(32),
+    }),
+  ),
+  gloasRequest(
+    ["PROPOSER_PREFERENCES"],
+    ["proposer_preferences"],
+    fc.record({
+      dependent_root: hex(32),
+      proposal_slot: gloasSlot,
+      validator_index: uint(0, 1000),
+      fee_recipient: hex(20),
+      target_gas_limit: anyUint64,
+    }),
+  ),
+  gloasRequest(
+    ["EXECUTION_PAYLOAD_BID"],
+    ["execution_payload_bid"],
+    fc.record({
+      parent_block_hash: hex(32),
+      parent_block_root: root,
+      block_hash: hex(32),
+      prev_randao: hex(32),
+      fee_recipient: hex(20),
+      gas_limit: anyUint64,
+      builder_index: anyUint64,
+      slot: gloasSlot,
+      value: anyUint64,
+      execution_payment: anyUint64,
+      blob_kzg_commitments: upTo(hex(48), 2),
+      execution_requests_root: hex(32),
+    }),
+  ),
+  // Over the genesis domain: fork_info is not needed (and changes nothing when sent).
+  gloasRequest(
+    ["BUILDER_REQUEST_AUTH", "REQUEST_AUTH"],
+    ["builder_request_auth", "request_auth"],
+    fc.record({ data: hexList(0, 40), slot: gloasSlot }),
+    false,
+  ),
+];
+
 const VALID_REQUESTS: fc.Arbitrary<unknown>[] = [
   envelope("ATTESTATION", "attestation", attestationData),
   envelope(
     "BLOCK_V2",
     "beacon_block",
     fc.record({
-      version: fc.constantFrom("ELECTRA", "DENEB", "FULU", "electra", "PHASE0"),
+      version: fc.constantFrom("ELECTRA", "DENEB", "FULU", "electra", "PHASE0", "GLOAS", "gloas"),
       block_header: fc.record({
         slot: uint(SLOT, SLOT + 60),
         proposer_index: uint(0, 100),
@@ -164,13 +338,13 @@ const VALID_REQUESTS: fc.Arbitrary<unknown>[] = [
   fc.oneof(
     envelope("AGGREGATE_AND_PROOF", "aggregate_and_proof", aggregate(false)),
     envelope("AGGREGATE_AND_PROOF", "aggregate_and_proof", aggregate(true)),
-    fc.constantFrom("ELECTRA", "FULU", "DENEB", "PHASE0").chain((version) =>
+    fc.constantFrom("ELECTRA", "FULU", "DENEB", "PHASE0", "GLOAS").chain((version) =>
       envelope(
         "AGGREGATE_AND_PROOF_V2",
         "aggregate_and_proof",
         fc.record({
           version: fc.constant(version),
-          data: aggregate(["ELECTRA", "FULU"].includes(version)),
+          data: aggregate(["ELECTRA", "FULU", "GLOAS"].includes(version)),
         }),
       ),
     ),
@@ -220,6 +394,7 @@ const VALID_REQUESTS: fc.Arbitrary<unknown>[] = [
     },
     { requiredKeys: ["type", "validator_registration"] },
   ),
+  ...GLOAS_REQUESTS,
 ];
 
 // ---- Mutations ----
