@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { bls } from "./bls";
 import { cloudKvLoad } from "./cloud-kv-load";
+import { handoff } from "./handoff";
 import { httpBaseline } from "./http-baseline";
 import { keyReload } from "./key-reload";
 import { keymanagerImport } from "./keymanager-import";
@@ -23,6 +24,7 @@ const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   "slot-burst": slotBurst,
   startup,
   slashing,
+  handoff,
 };
 
 const wanted = process.argv.slice(2);
