@@ -72,12 +72,26 @@ function slashingThreadOnSharedMemory(buffer: SharedArrayBuffer, ring: number): 
   }
 }
 
-function listenerThreadOnSharedMemory(
+export interface RingRun {
+  elapsedMs: number;
+  cpuMicros: number;
+  latencies: number[];
+  wrong: number;
+}
+
+/**
+ * The listener's side of the shared ring: keeps `inFlight` checks published, reads the answers,
+ * then tells the slashing thread to stop. `waitForReplies` blocks (a worker: Atomics.wait) or
+ * returns a promise (an event loop: Atomics.waitAsync) until the reply counter moves past
+ * `answered`; a blocking one is not awaited, so that the loop stays synchronous.
+ */
+export async function runRingListener(
   buffer: SharedArrayBuffer,
   ring: number,
   checks: number,
   inFlight: number,
-): void {
+  waitForReplies: (control: Int32Array, answered: number) => Promise<unknown> | undefined,
+): Promise<RingRun> {
   const control = new Int32Array(buffer, 0, CONTROL_BYTES / 4);
   const bytes = new Uint8Array(buffer, CONTROL_BYTES);
   const view = new DataView(buffer, CONTROL_BYTES);
@@ -99,7 +113,8 @@ function listenerThreadOnSharedMemory(
     Atomics.store(control, CONTROL.requests, sent);
     Atomics.notify(control, CONTROL.requests);
     while (Atomics.load(control, CONTROL.replies) === answered) {
-      Atomics.wait(control, CONTROL.replies, answered, 1000);
+      const waiting = waitForReplies(control, answered);
+      if (waiting) await waiting;
     }
     const done = Atomics.load(control, CONTROL.replies);
     const now = performance.now();
@@ -113,7 +128,13 @@ function listenerThreadOnSharedMemory(
   const cpuMicros = threadCpuMicros() - cpuBefore;
   Atomics.store(control, CONTROL.stop, 1);
   Atomics.notify(control, CONTROL.requests);
-  postMessage({ type: "listener-done", elapsedMs, cpuMicros, latencies, wrong });
+  return { elapsedMs, cpuMicros, latencies, wrong };
+}
+
+/** A worker blocking until the reply counter moves (at most a second at a time). */
+function blockForReplies(control: Int32Array, answered: number): undefined {
+  Atomics.wait(control, CONTROL.replies, answered, 1000);
+  return undefined;
 }
 
 self.onmessage = (event: MessageEvent<ToWorker | { type: "stop" } | Check | Check[]>) => {
@@ -131,7 +152,9 @@ self.onmessage = (event: MessageEvent<ToWorker | { type: "stop" } | Check | Chec
     return;
   }
   if (data.mode === "sab-slashing") slashingThreadOnSharedMemory(data.buffer, data.ring);
-  else if (data.mode === "sab-listener")
-    listenerThreadOnSharedMemory(data.buffer, data.ring, data.checks, data.inFlight);
-  else postMessage({ type: "ready", cpuMicros: threadCpuMicros() });
+  else if (data.mode === "sab-listener") {
+    runRingListener(data.buffer, data.ring, data.checks, data.inFlight, blockForReplies).then(
+      (run) => postMessage({ type: "listener-done", ...run }),
+    );
+  } else postMessage({ type: "ready", cpuMicros: threadCpuMicros() });
 };

@@ -32,8 +32,8 @@ import {
   CONTROL,
   CONTROL_BYTES,
   decide,
+  runRingListener,
   type ToWorker,
-  writeCheck,
 } from "./handoff-worker";
 import { medianRows } from "./startup-stages";
 import { envInt, load1, percentile, printTable, round, sortedCopy } from "./support";
@@ -157,51 +157,19 @@ function sharedRing(ring: number): SharedArrayBuffer {
 async function sabAsyncMode(checks: number, inFlight: number): Promise<ModeResult> {
   const ring = Math.max(inFlight, 1);
   const buffer = sharedRing(ring);
-  const control = new Int32Array(buffer, 0, CONTROL_BYTES / 4);
-  const bytes = new Uint8Array(buffer, CONTROL_BYTES);
-  const view = new DataView(buffer, CONTROL_BYTES);
-  const replies = new Int32Array(buffer, CONTROL_BYTES + ring * CHECK_BYTES, ring);
   const worker = startWorker();
   try {
     const done = nextMessage<{ served: number; cpuMicros: number }>(worker);
     worker.postMessage({ mode: "sab-slashing", buffer, ring } satisfies ToWorker);
     const loadBefore = load1();
-    const latencies: number[] = [];
-    const sentAt = new Float64Array(ring);
-    let sent = 0;
-    let answered = 0;
-    let wrong = 0;
-    const cpuBefore = threadCpuMicros();
-    const started = performance.now();
-    while (answered < checks) {
-      while (sent < checks && sent - answered < inFlight) {
-        const slot = sent % ring;
-        writeCheck(bytes, view, slot * CHECK_BYTES, sent);
-        sentAt[slot] = performance.now();
-        sent++;
-      }
-      Atomics.store(control, CONTROL.requests, sent);
-      Atomics.notify(control, CONTROL.requests);
-      while (Atomics.load(control, CONTROL.replies) === answered) {
-        const waited = Atomics.waitAsync(control, CONTROL.replies, answered, 1000);
-        if (waited.async) await waited.value;
-      }
-      const published = Atomics.load(control, CONTROL.replies);
-      const now = performance.now();
-      for (; answered < published; answered++) {
-        const slot = answered % ring;
-        if (replies[slot] !== 1) wrong++;
-        if (answered % 16 === 0) latencies.push(now - (sentAt[slot] ?? now));
-      }
-    }
-    const elapsed = performance.now() - started;
-    const listenerCpu = threadCpuMicros() - cpuBefore;
-    Atomics.store(control, CONTROL.stop, 1);
-    Atomics.notify(control, CONTROL.requests);
+    const run = await runRingListener(buffer, ring, checks, inFlight, (control, answered) => {
+      const waited = Atomics.waitAsync(control, CONTROL.replies, answered, 1000);
+      return waited.async ? waited.value : undefined;
+    });
     const { cpuMicros } = await done;
-    if (wrong > 0) throw new Error(`${wrong} wrong answers`);
+    if (run.wrong > 0) throw new Error(`${run.wrong} wrong answers`);
     const mode = `sab+waitAsync, ${inFlight} in flight`;
-    return result(mode, checks, elapsed, latencies, listenerCpu, cpuMicros, loadBefore);
+    return result(mode, checks, run.elapsedMs, run.latencies, run.cpuMicros, cpuMicros, loadBefore);
   } finally {
     worker.terminate();
   }
