@@ -5,8 +5,8 @@
 //   start_ms       spawn → "BLS backend": the binary's start (runtime, module evaluation), the
 //                  configuration, loading blst and its self-test
 //   db_pool_ms     → the later of "slashing protection" and "BLS worker pool": the slashing
-//                  database opened and the BLS worker threads started (one after the other before
-//                  this branch, side by side since)
+//                  database opened and the BLS worker threads started (side by side since
+//                  issue 40, one after the other before)
 //   wiring_ms      → "metrics listening": auth, metrics listener, the key store
 //   keys_ms        → "filesystem keys loaded": listing, reading, parsing the key files, the
 //                  workers deriving the public keys, the key store filled

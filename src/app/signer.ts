@@ -199,7 +199,7 @@ async function startWithStore(
     };
   });
 
-  // Loaded only with a seal: cloud_kv brings the AWS DynamoDB client (about 17 ms of start-up).
+  // Loaded only with a seal: cloud_kv brings the AWS DynamoDB client (about 7 ms of start-up).
   const cloudKv = seal
     ? await (await import("./cloud-kv")).wireCloudKv(config, { seal, bls, logger })
     : undefined;
