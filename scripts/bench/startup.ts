@@ -44,6 +44,13 @@
 //   BENCH_STARTUP_CACHE_SETTING   JSON for key_sources.filesystem.cache in the cache case, $PATH
 //                                 standing for the cache file (default: the first of a path,
 //                                 {path}, {enabled: true, path} that `sigil config check` accepts)
+//   SIGIL_BENCH_COMPARE           a second binary: the empty and raw cases (and `sigil help`) run
+//                                 with both, alternating, and the medians are printed side by side
+//   BENCH_STARTUP_ROUNDS          rounds of the empty and raw cases (default 1; 5 for an A/B)
+//   BENCH_STARTUP_HELP_RUNS       runs of `sigil help` per binary and round (default 9)
+//
+// The empty and raw rows also split the time to ready into stages (startup-stages.ts: binary
+// start, database and worker pool, wiring, keys, listener) from the signer's own log lines.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { appendFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
@@ -55,6 +62,15 @@ import {
   type IKeystore,
 } from "@chainsafe/bls-keystore";
 import type { PhaseRow } from "./startup-phases";
+import {
+  compareSigner,
+  helpStart,
+  medianRows,
+  roundOrder,
+  type Signer,
+  type Stages,
+  stagesOf,
+} from "./startup-stages";
 import {
   at,
   baseConfig,
@@ -100,8 +116,10 @@ interface CachedKeystore {
   password: string;
 }
 
-interface Row {
+interface Row extends Stages {
   case: string;
+  /** The binary, when more than one is compared. */
+  binary?: string;
   keys: number;
   ready_s: number;
   cpu_s: number;
@@ -165,14 +183,19 @@ export async function startup(): Promise<Record<string, unknown>> {
       logLevel?: string;
       /** bls.workers (unset: the signer's default). */
       workers?: number;
+      /** Another binary than the one under test (SIGIL_BENCH_COMPARE). */
+      signer?: Signer;
+      /** Adds the stage split and the binary's label to the row. */
+      stages?: boolean;
     } = {},
   ): Promise<Row> => {
     const { extra = {}, note, check, logLevel, workers } = options;
+    const signerUsed = options.signer ?? { command, label };
     const caseDir = join(dir, `run-${rows.length}`);
     mkdirSync(caseDir);
     const loadBefore = load1();
     const signer = await startSigner(
-      command,
+      signerUsed.command,
       join(caseDir, "sigil.yaml"),
       {
         ...baseConfig(),
@@ -193,6 +216,7 @@ export async function startup(): Promise<Record<string, unknown>> {
       const memory = vm(signer.proc.pid);
       const row: Row = {
         case: name,
+        ...(options.stages ? { binary: signerUsed.label } : {}),
         keys: count,
         ready_s: round(signer.readyMs / 1000, 3),
         cpu_s: round(cpu, 2),
@@ -202,10 +226,12 @@ export async function startup(): Promise<Record<string, unknown>> {
         peak_rss_mib: memory.peak_rss_mib,
         rss_mib: memory.rss_mib,
         load_avg_before: loadBefore,
+        ...(options.stages ? stagesOf(signer, signer.readyMs) : {}),
         ...(note ? { note } : {}),
       };
       rows.push(row);
-      console.log(`  ${name}: ready in ${row.ready_s} s, peak RSS ${row.peak_rss_mib} MiB`);
+      const by = options.stages ? ` (${signerUsed.label})` : "";
+      console.log(`  ${name}${by}: ready in ${row.ready_s} s, peak RSS ${row.peak_rss_mib} MiB`);
       return row;
     } finally {
       await signer.stop();
@@ -278,15 +304,28 @@ export async function startup(): Promise<Record<string, unknown>> {
   };
 
   let phases: PhaseRow[] | undefined;
+  const compared = compareSigner();
+  const signers: Signer[] = [{ command, label }, ...(compared ? [compared] : [])];
+  const rounds = Math.max(1, envInt("BENCH_STARTUP_ROUNDS", 1));
+  /** `sigil help` per binary and round: the binary's start alone. */
+  const helpRows: Record<string, unknown>[] = [];
   try {
     const empty = join(dir, "keys-empty");
     mkdirSync(empty);
-    const base = await run("empty", empty, 0);
-
-    if (sizes.raw > 0) {
-      writeRawKeys(join(dir, "keys-raw"), sizes.raw);
-      await run("raw", join(dir, "keys-raw"), sizes.raw);
+    if (sizes.raw > 0) writeRawKeys(join(dir, "keys-raw"), sizes.raw);
+    let base: Row | undefined;
+    // The stage split needs the keys feature's summary line, and the database's.
+    const stageLog = { logLevel: CACHE_LOG_LEVEL, stages: true } as const;
+    for (let r = 0; r < rounds; r++) {
+      for (const signer of roundOrder(signers, r)) {
+        helpRows.push({ case: "sigil help", binary: signer.label, ...helpStart(signer.command) });
+        const row = await run("empty", empty, 0, { ...stageLog, signer });
+        if (signer.label === label) base ??= row;
+        if (sizes.raw > 0)
+          await run("raw", join(dir, "keys-raw"), sizes.raw, { ...stageLog, signer });
+      }
     }
+    if (base === undefined) throw new Error("no empty case ran");
     if (sizes.pbkdf2 > 0) {
       writeKeystores(join(dir, "keys-pbkdf2"), pbkdf2);
       await run("pbkdf2", join(dir, "keys-pbkdf2"), sizes.pbkdf2);
@@ -352,6 +391,28 @@ export async function startup(): Promise<Record<string, unknown>> {
       `startup: ${label}, ${cpus().length} cores, warm page cache (extrapolated rows are not measurements)`,
       rows.map(({ note: _note, ...row }) => row),
     );
+    const medians = medianRows(
+      [...rows.filter((row) => row.binary !== undefined), ...helpRows] as Record<string, unknown>[],
+      [
+        "ready_s",
+        "start_ms",
+        "db_pool_ms",
+        "wiring_ms",
+        "keys_ms",
+        "listen_ms",
+        "cpu_s",
+        "main_cpu_s",
+        "workers_cpu_s",
+        "peak_rss_mib",
+        "load_avg_before",
+        "help_ms",
+        "help_cpu_ms",
+      ],
+    );
+    printTable(
+      `startup stages, medians of ${rounds} round(s)${compared ? ", binaries alternating" : ""} (ms from spawn; startup-stages.ts)`,
+      medians,
+    );
     for (const row of rows) if (row.note) console.log(`  ${row.case}: ${row.note}`);
     if (phases) {
       printTable(
@@ -371,6 +432,10 @@ export async function startup(): Promise<Record<string, unknown>> {
       })),
       scrypt_extrapolated: extrapolated ?? null,
       phases: phases ?? null,
+      rounds,
+      compared: compared?.label ?? null,
+      help: helpRows,
+      medians,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -219,6 +219,10 @@ export interface RunningSigner {
   readonly readyMs: number;
   /** Every stderr line so far (kept draining). */
   readonly log: string[];
+  /** For each line of `log`, when it arrived: ms from spawn. */
+  readonly logMs: number[];
+  /** Date.now() at the spawn: a JSON line's own `ts` minus this is when it was logged. */
+  readonly spawnedAt: number;
   stop(): Promise<void>;
 }
 
@@ -236,6 +240,7 @@ export async function startSigner(
   serveArgs: readonly string[] = ["--init-slashing-protection"],
 ): Promise<RunningSigner> {
   writeFileSync(configPath, JSON.stringify(config));
+  const spawnedAt = Date.now();
   const started = performance.now();
   const proc = Bun.spawn([...command, "serve", "-c", configPath, ...serveArgs], {
     stdin: "ignore",
@@ -243,6 +248,7 @@ export async function startSigner(
     stderr: "pipe",
   });
   const log: string[] = [];
+  const logMs: number[] = [];
   const ready = new Promise<{ url: string; keys: number; readyMs: number }>((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill("SIGKILL");
@@ -258,7 +264,10 @@ export async function startSigner(
           const line = pending.slice(0, newline);
           pending = pending.slice(newline + 1);
           newline = pending.indexOf("\n");
-          if (log.length < 10_000) log.push(line);
+          if (log.length < 10_000) {
+            log.push(line);
+            logMs.push(performance.now() - started);
+          }
           if (!line.includes('"sigil listening"')) continue;
           const readyMs = performance.now() - started;
           const fields = JSON.parse(line) as { url: string; keys: number };
@@ -277,6 +286,8 @@ export async function startSigner(
     keys,
     readyMs,
     log,
+    logMs,
+    spawnedAt,
     async stop() {
       proc.kill("SIGTERM");
       const killer = setTimeout(() => proc.kill("SIGKILL"), 30_000);

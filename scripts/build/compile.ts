@@ -54,6 +54,10 @@ export async function compileSigil(options: CompileOptions): Promise<void> {
         join(ROOT, CHECKPOINT_WORKER),
       ],
       compile: { outfile: options.outfile, ...(options.target ? { target: options.target } : {}) },
+      // ESM bytecode: the binary carries JavaScriptCore bytecode beside the source, so a start
+      // does not parse the 5 MB bundle (the empty signer's main thread: 250 → 125 ms of CPU).
+      format: "esm",
+      bytecode: true,
       minify: { syntax: true },
       sourcemap: "inline",
       define: {

@@ -32,7 +32,6 @@ import { JobLimiter } from "../signing/limiter";
 import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
 import { wireAuth } from "./auth";
-import { wireCloudKv } from "./cloud-kv";
 import { type CommitBoostWiring, commitBoostTls, wireCommitBoost } from "./commit-boost";
 import { wireKeyManager } from "./keymanager";
 import { wireKeys } from "./keys";
@@ -93,7 +92,11 @@ export async function startSigner(
       config.commit_boost.listen_port,
     );
   if (config.antislashing.backend === "noop") log.warn(NOOP_WARNING);
-  const bls = await startBls(config, logger);
+  // The BLS worker threads start (each loads blst and signs the self-test) while this thread
+  // opens the slashing database: neither waits for the other. Awaited below, before any key.
+  const blsStarting = startBls(config, logger);
+  blsStarting.catch(() => {}); // its failure is thrown where it is awaited
+  let bls: RunningBls | undefined;
   let store: SlashingStore | undefined;
   let tracer: Tracer | undefined;
   try {
@@ -109,6 +112,7 @@ export async function startSigner(
       strategy: store.strategy,
       database: store.location,
     });
+    bls = await blsStarting;
     // Disabled: a no-op, and the OpenTelemetry SDK is never loaded.
     tracer = await createTracer(config.opentelemetry);
     if (tracer.enabled) log.info("tracing", { endpoint: config.opentelemetry.endpoint });
@@ -116,7 +120,8 @@ export async function startSigner(
   } catch (error) {
     await tracer?.shutdown().catch(() => {});
     await store?.close().catch(() => {});
-    await bls.close();
+    // A pool that started (or is still starting) stops too; one that failed has nothing to stop.
+    await (bls ?? (await blsStarting.catch(() => undefined)))?.close();
     throw error;
   }
 }
@@ -212,7 +217,10 @@ async function startWithStore(
     };
   });
 
-  const cloudKv = seal ? await wireCloudKv(config, { seal, bls, logger }) : undefined;
+  // Loaded only with a seal: cloud_kv brings the AWS DynamoDB client (about 7 ms of start-up).
+  const cloudKv = seal
+    ? await (await import("./cloud-kv")).wireCloudKv(config, { seal, bls, logger })
+    : undefined;
   // One bound for signing and for the history imports bring.
   const bound = futureBound(config, network, logger);
   const keySources = await wireKeys(config, {

@@ -352,7 +352,8 @@ async function serveShippedConfig(name: string, asUnit: boolean) {
       signed.push(attestation.message);
     }
     // No warning before the double vote below; in particular listen-socket.ts found its listener
-    // in /proc/self/net (ProcSubset=pid hides /proc/net), or "TCP_DEFER_ACCEPT stays on" would be.
+    // among /proc/self/fd's sockets (ProcSubset=pid hides /proc/net), or "TCP_DEFER_ACCEPT stays
+    // on" would be.
     const warnings = sigil
       .stderrText()
       .split("\n")

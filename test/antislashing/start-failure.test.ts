@@ -1,0 +1,72 @@
+// Start-up opens the slashing database while the BLS worker threads start (src/app/signer.ts):
+// whichever way a start ends, no worker thread it started is left behind, and a database that
+// must exist is not created.
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { SlashingDatabaseError } from "../../src/antislashing/store";
+import { TempDir } from "../support/cli";
+import { startInProcessSigner } from "../support/signer";
+
+const dir = new TempDir();
+afterAll(() => dir.remove());
+
+/** This process's threads that Bun names "Worker" (the BLS pool, the checkpoint worker). */
+function workerThreads(): number {
+  let count = 0;
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      if (readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim() === "Worker") count++;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return count;
+}
+
+/** Waits until at most `count` worker threads are left (a terminated thread exits shortly). */
+async function settlesTo(count: number): Promise<number> {
+  const deadline = Date.now() + 5_000;
+  while (workerThreads() > count && Date.now() < deadline) await Bun.sleep(20);
+  return workerThreads();
+}
+
+describe.skipIf(process.platform !== "linux")(
+  "start-up with the BLS pool beside the database",
+  () => {
+    test("a missing database stops the start, creates nothing and stops the workers", async () => {
+      const before = workerThreads();
+      const path = join(dir.path, "missing.sqlite");
+      const started = startInProcessSigner(dir, "missing", {
+        yaml: [`antislashing: {backend: sqlite, path: "${path}"}`, "bls: {workers: 2}"],
+        initSlashingProtection: false,
+        logLevel: "error",
+      });
+      await expect(started).rejects.toBeInstanceOf(SlashingDatabaseError);
+      expect(existsSync(path)).toBe(false);
+      expect(await settlesTo(before)).toBe(before);
+    });
+
+    test("a start logs both steps before it listens, and its stop leaves no worker", async () => {
+      const before = workerThreads();
+      const signer = await startInProcessSigner(dir, "ok", {
+        yaml: [
+          `antislashing: {backend: sqlite, path: "${join(dir.path, "ok.sqlite")}"}`,
+          "bls: {workers: 2}",
+        ],
+      });
+      try {
+        const messages = signer.logs.map((line) => (JSON.parse(line) as { msg: string }).msg);
+        const listening = messages.indexOf("sigil listening");
+        expect(messages.indexOf("slashing protection")).toBeGreaterThanOrEqual(0);
+        expect(messages.indexOf("slashing protection")).toBeLessThan(listening);
+        expect(messages.indexOf("BLS worker pool")).toBeGreaterThanOrEqual(0);
+        expect(messages.indexOf("BLS worker pool")).toBeLessThan(listening);
+        expect(workerThreads()).toBeGreaterThanOrEqual(before + 2);
+      } finally {
+        await signer.stop();
+      }
+      expect(await settlesTo(before)).toBe(before);
+    });
+  },
+);
