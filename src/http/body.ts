@@ -1,4 +1,5 @@
 import { SigilError } from "../errors";
+import { duplicateKey } from "../wire/duplicate-keys";
 
 /**
  * Reads a JSON request body with a hard size limit. The limit is checked against the
@@ -29,11 +30,20 @@ export async function readJsonBody(
   } catch {
     throw new SigilError("invalid_utf8", "request body is not valid UTF-8");
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw new SigilError("malformed_json", "request body is not valid JSON");
   }
+  const duplicate = duplicateKey(text, parsed);
+  if (duplicate !== undefined) {
+    throw new SigilError(
+      "invalid_request",
+      `request body has the key ${JSON.stringify(duplicate.slice(0, 120))} twice; send each key once`,
+    );
+  }
+  return parsed;
 }
 
 /**
@@ -52,6 +62,12 @@ export function requireJsonContentType(contentType: string | null): void {
     "unsupported_media_type",
     `request body must be JSON with Content-Type: application/json (got ${got})`,
   );
+}
+
+/** Whether the client announced a body (which, unless someone reads it, is still unread). */
+export function bodyPending(request: Request): boolean {
+  const length = request.headers.get("content-length");
+  return (length !== null && length !== "0") || request.headers.has("transfer-encoding");
 }
 
 export async function readBodyBytes(request: Request, limitBytes: number): Promise<Uint8Array> {

@@ -3,6 +3,8 @@ import type { ErrorCode } from "../errors";
 import { checkHost, type HostAllowlist, isHostAllowed } from "../net/host";
 import type { Logger } from "../observability/log";
 import { acceptWithoutDefer } from "../os/listen-socket";
+import type { Dispatch } from "./app";
+import { bodyPending } from "./body";
 import { type CorsPolicy, corsResponseHeaders, isPreflight, preflightHeaders } from "./cors";
 import { errorResponse } from "./errors";
 import { attachRequestMeta } from "./request-meta";
@@ -12,8 +14,6 @@ export interface HttpServerOptions {
   hostname: string;
   port: number;
   requestTimeoutMs: number;
-  /** A route-specific deadline (e.g. the Key Manager API's own timeout); undefined = the default. */
-  timeoutMsFor?: (request: Request) => number | undefined;
   /** An idle keep-alive connection is closed after this (announced in `Keep-Alive: timeout=`). */
   keepAliveSeconds: number;
   /** Host names answered; absent = any valid Host (the metrics listener). */
@@ -22,7 +22,8 @@ export interface HttpServerOptions {
   /** https only, with the checked material of server.tls; absent = plain http. */
   tls?: ServerTls;
   logger: Logger;
-  handle: (request: Request) => Response | Promise<Response>;
+  /** The application's decision on a request: its deadline (undefined = the default) and answer. */
+  dispatch: (request: Request) => Dispatch;
 }
 
 export interface RunningHttpServer {
@@ -38,9 +39,7 @@ export interface RunningHttpServer {
 export const MAX_BUN_IDLE_SECONDS = 255;
 /** Bun must not close a connection before the request's own deadline has answered it. */
 const IDLE_MARGIN_SECONDS = 5;
-const CANONICAL_ORIGIN = "http://sigil.local";
 const SHUTDOWN_POLL_MS = 10;
-const MIN_ROUTABLE_HOST_LENGTH = 4;
 
 /**
  * The listener around an application: the Host check, request ids, the per-request deadline,
@@ -61,19 +60,25 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   let draining = false;
   let sequence = 0;
 
-  const fetch = async (incoming: Request, server: Server<undefined>): Promise<Response> => {
+  const fetch = async (request: Request, server: Server<undefined>): Promise<Response> => {
     const id = `${Date.now().toString(36)}-${(++sequence).toString(36)}`;
-    let close = draining || asksToClose(incoming.headers.get("connection"));
+    let close = draining || asksToClose(request.headers.get("connection"));
     const finish = (response: Response, extra?: Record<string, string>) =>
       withHeaders(response, extra, id, close ? null : keepAlive);
     const refuse = (code: ErrorCode, message: string) => {
       close = true;
       return finish(errorResponse(code, message));
     };
-    const host = checkHost(incoming.headers.get("host"));
+    // Answered before the application, so before any body is read: the rest of a body must
+    // never be read as the next request.
+    const answerEarly = (response: Response) => {
+      close ||= bodyPending(request);
+      return finish(response);
+    };
+    const host = checkHost(request.headers.get("host"));
     if (!host.ok) return refuse("invalid_host", host.reason);
     if (options.hostAllowlist && !isHostAllowed(host.name, options.hostAllowlist)) {
-      return finish(
+      return answerEarly(
         errorResponse(
           "host_not_allowed",
           `host ${JSON.stringify(host.name)} is not in server.host_allowlist`,
@@ -82,18 +87,18 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     }
     // Bun's URL is relative for a target that is not a path (CONNECT's host:port): no router
     // may see one.
-    const url = incoming.url;
+    const url = request.url;
     const authorityStart = url.indexOf("://") + 3;
     if (authorityStart < 3) {
       return refuse("invalid_request", "the request target must be a path (origin-form)");
     }
     const pathStart = url.indexOf("/", authorityStart);
     const target = pathStart < 0 ? "/" : url.slice(pathStart);
-    if (draining) return finish(errorResponse("shutting_down", "signer is shutting down"));
-    const origin = incoming.headers.get("origin");
-    if (options.cors && isPreflight(incoming)) {
-      const headers = preflightHeaders(options.cors, incoming);
-      return finish(
+    if (draining) return answerEarly(errorResponse("shutting_down", "signer is shutting down"));
+    const origin = request.headers.get("origin");
+    if (options.cors && isPreflight(request)) {
+      const headers = preflightHeaders(options.cors, request);
+      return answerEarly(
         headers
           ? new Response(null, { status: 204, headers })
           : errorResponse(
@@ -102,13 +107,6 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
             ),
       );
     }
-    // Elysia looks for the path from a fixed offset in the URL (after "http://" + 4 characters),
-    // so a Host header shorter than that shifts what it routes on. Only such requests are copied
-    // onto a canonical origin; copying every request would buffer streamed bodies.
-    const request =
-      pathStart - authorityStart < MIN_ROUTABLE_HOST_LENGTH
-        ? new Request(`${CANONICAL_ORIGIN}${target}`, incoming)
-        : incoming;
     inFlight++;
     const started = performance.now();
     const deadline = new AbortController();
@@ -116,7 +114,7 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     // log), while the request is still open: most requests never need it.
     let client: ReturnType<typeof server.requestIP> | undefined;
     const peer = () => {
-      if (client === undefined) client = server.requestIP(incoming);
+      if (client === undefined) client = server.requestIP(request);
       return client;
     };
     attachRequestMeta(request, {
@@ -126,16 +124,19 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
       },
       deadline: deadline.signal,
     });
-    const timeoutMs = options.timeoutMsFor?.(request) ?? options.requestTimeoutMs;
+    const dispatched = options.dispatch(request);
+    const timeoutMs = dispatched.timeoutMs ?? options.requestTimeoutMs;
     const idleSeconds = Math.ceil(timeoutMs / 1000) + IDLE_MARGIN_SECONDS;
     // Bun's idle timer also runs while a request is handled. A deadline it would cut short gets
     // a longer timer (or none, past Bun's maximum, where the deadline below ends the request),
     // and the connection gets its keep-alive timer back before the answer is written.
     const longer = idleSeconds > options.keepAliveSeconds;
-    if (longer) setIdle(server, incoming, idleSeconds > MAX_BUN_IDLE_SECONDS ? 0 : idleSeconds);
+    if (longer) setIdle(server, request, idleSeconds > MAX_BUN_IDLE_SECONDS ? 0 : idleSeconds);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<Response>((resolve) => {
       timer = setTimeout(() => {
+        // The body may still be arriving: what is left of it must never be read as a request.
+        close = true;
         deadline.abort();
         resolve(
           errorResponse("request_timeout", `request not answered within ${timeoutMs / 1000} s`),
@@ -143,16 +144,17 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
       }, timeoutMs);
     });
     try {
-      const response = await Promise.race([Promise.resolve(options.handle(request)), timedOut]);
-      // Draining began while this request ran: it is answered, and its connection closed.
-      close ||= draining;
+      const response = await Promise.race([dispatched.respond(), timedOut]);
+      // Draining began while this request ran: it is answered, and its connection closed. The
+      // application closes a connection whose body it left unread (an early refusal).
+      close ||= draining || response.headers.get("connection") === "close";
       return finish(response, options.cors ? corsResponseHeaders(options.cors, origin) : undefined);
     } catch (error) {
       log.error("request failed outside the application", { request_id: id, error: String(error) });
       return finish(errorResponse("internal_error", "internal error"));
     } finally {
       clearTimeout(timer);
-      if (longer) setIdle(server, incoming, options.keepAliveSeconds);
+      if (longer) setIdle(server, request, options.keepAliveSeconds);
       inFlight--;
       if (log.enabled("debug")) {
         log.debug("request", {
