@@ -11,6 +11,7 @@ import { signRelease } from "./sign-release";
 import { slashing } from "./slashing";
 import { slotBurst } from "./slot-burst";
 import { startup } from "./startup";
+import { unauthenticatedBodies } from "./unauthenticated-bodies";
 
 const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   "http-baseline": httpBaseline,
@@ -23,6 +24,7 @@ const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   "slot-burst": slotBurst,
   startup,
   slashing,
+  "unauthenticated-bodies": unauthenticatedBodies,
 };
 
 const wanted = process.argv.slice(2);

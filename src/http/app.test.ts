@@ -104,12 +104,11 @@ const refusedCaller = async (): Promise<Principal> => {
 };
 
 describe("the dispatcher's order", () => {
-  test("a caller refused by access is answered before the body is read, and the connection closes", async () => {
+  test("a caller refused by access is answered before the body is read", async () => {
     const { app, seen } = harness({ principal: refusedCaller });
     const { request: r, pulls } = request("POST", "/items", '{"a":1}');
     const response = await app.handle(r);
     expect(response.status).toBe(401);
-    expect(response.headers.get("connection")).toBe("close");
     expect(pulls.count).toBe(0);
     expect(seen).toEqual(["authenticate"]);
   });
@@ -119,7 +118,6 @@ describe("the dispatcher's order", () => {
     const { request: r, pulls } = request("POST", "/service/k", '{"a":1}');
     const response = await app.handle(r);
     expect(response.status).toBe(401);
-    expect(response.headers.get("connection")).toBe("close");
     expect(pulls.count).toBe(0);
   });
 
@@ -131,12 +129,11 @@ describe("the dispatcher's order", () => {
     expect(pulls.count).toBe(0);
   });
 
-  test("an admitted caller's body is read, checked, and handed over; the connection stays", async () => {
+  test("an admitted caller's body is read, checked, and handed over", async () => {
     const { app, seen } = harness();
     const { request: r, pulls } = request("POST", "/items", '{"a":1}');
     const response = await app.handle(r);
     expect(await response.json()).toEqual({ params: {}, body: { a: 1 } });
-    expect(response.headers.get("connection")).toBeNull();
     expect(pulls.count).toBe(1);
     expect(seen).toEqual(["authenticate", "handler POST /items"]);
   });
@@ -169,7 +166,6 @@ describe("what the match answers", () => {
     const response = await app.handle(r);
     expect(response.status).toBe(405);
     expect(response.headers.get("allow")).toBe("GET, POST");
-    expect(response.headers.get("connection")).toBe("close");
     expect(await response.json()).toEqual({
       code: "method_not_allowed",
       message: "PUT is not allowed on /items (allowed: GET, POST)",
@@ -242,7 +238,6 @@ describe("bodies read before authentication share one budget", () => {
     const refused = await app.handle(r);
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("1");
-    expect(refused.headers.get("connection")).toBe("close");
     expect(pulls.count).toBe(0);
     // A small one still fits.
     const small = await app.handle(request("POST", "/open", '{"a":1}').request);

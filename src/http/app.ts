@@ -3,7 +3,7 @@ import { presentedToken } from "../auth/tokens";
 import { isSigilError, SigilError } from "../errors";
 import type { Logger } from "../observability/log";
 import type { Authenticate } from "./access";
-import { bodyPending, readJsonBody } from "./body";
+import { readJsonBody } from "./body";
 import { BodyBudget } from "./body-budget";
 import { errorResponse, responseForError } from "./errors";
 import { RouteMatcher } from "./match";
@@ -50,9 +50,13 @@ export const UNAUTHENTICATED_BODY_BYTES = 8 << 20;
  * The dispatcher: for each request, in this order, the one match (route, or 404/405), the sealed
  * gate, access from the headers alone (401/403 before a byte of the body is read), the route's
  * body limit and deadline, the body read and checked against the route's shape, the handler.
- * Every error, unknown routes included, is answered as `{"code","message"}`; an error answered
- * while the client's body is still unread says `Connection: close`, so the rest of that body is
- * never taken for a next request.
+ * Every error, unknown routes included, is answered as `{"code","message"}`.
+ *
+ * A refusal answered while the client's body is still on its way keeps the connection: Bun reads
+ * the rest of the announced body (by Content-Length or chunks) into nothing and then serves the
+ * connection's next request, so memory does not grow and the client reads its answer. Closing
+ * instead resets the connection with the body unread, and the reset destroys the answer before
+ * many clients read it (docs/limits.md has the figures).
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const log = options.logger;
@@ -79,17 +83,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     params: Record<string, string>,
     query: string,
   ): Promise<Response> => {
-    let consumed = false;
-    let response: Response;
     try {
-      response = await run(route, request, params, query, () => {
-        consumed = true;
-      });
+      return await run(route, request, params, query);
     } catch (error) {
-      response = answerError(error, request);
+      return answerError(error, request);
     }
-    // The client's body is still on its way: the connection must not carry another request.
-    return !consumed && bodyPending(request) ? closing(response) : response;
   };
 
   const run = async (
@@ -97,22 +95,17 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     request: Request,
     params: Record<string, string>,
     query: string,
-    consumed: () => void,
   ): Promise<Response> => {
     if (!isUnsealed() && !route.servedWhileSealed) {
       return errorResponse("sealed", options.sealedMessage?.() ?? SEALED_MESSAGE);
     }
     const caller = await admit(route, request, options.authenticate);
     const limit = route.maxBodyBytes ?? options.maxBodyBytes;
-    const readBody = async () => {
-      // Read before anyone is known: such bodies share one budget of bytes in flight.
-      const body =
-        route.access.kind === "public" || route.access.kind === "operator"
-          ? await budget.within(request, limit, () => readJsonBody(request, limit, route.bodyless))
-          : await readJsonBody(request, limit, route.bodyless);
-      consumed();
-      return body;
-    };
+    // Read before anyone is known: such bodies share one budget of bytes in flight.
+    const readBody = () =>
+      route.access.kind === "public" || route.access.kind === "operator"
+        ? budget.within(request, limit, () => readJsonBody(request, limit, route.bodyless))
+        : readJsonBody(request, limit, route.bodyless);
     const body =
       route.body === SERVICE_READS_BODY
         ? readBody
@@ -187,23 +180,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     respond: async () => {
       const response = answerError(error, request);
       for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
-      return bodyPending(request) ? closing(response) : response;
+      return response;
     },
   });
 
   return { dispatch, handle: (request) => dispatch(request).respond() };
-}
-
-/** The response, saying `Connection: close` (a copy when its headers are immutable). */
-function closing(response: Response): Response {
-  try {
-    response.headers.set("connection", "close");
-    return response;
-  } catch {
-    const copy = new Response(response.body, response);
-    copy.headers.set("connection", "close");
-    return copy;
-  }
 }
 
 /**

@@ -64,12 +64,6 @@ export function requireJsonContentType(contentType: string | null): void {
   );
 }
 
-/** Whether the client announced a body (which, unless someone reads it, is still unread). */
-export function bodyPending(request: Request): boolean {
-  const length = request.headers.get("content-length");
-  return (length !== null && length !== "0") || request.headers.has("transfer-encoding");
-}
-
 export async function readBodyBytes(request: Request, limitBytes: number): Promise<Uint8Array> {
   const tooLarge = () =>
     new SigilError("payload_too_large", `request body exceeds the limit of ${limitBytes} bytes`);

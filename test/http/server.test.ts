@@ -734,6 +734,32 @@ describe("connections (RFC 9112 §9)", () => {
     }
   });
 
+  test("a body too slow for the deadline: 503 request_timeout, and the connection closes", async () => {
+    const h = start({ requestTimeoutMs: 300 });
+    const port = h.server.port;
+    const raw = await rawConnection(port);
+    const late = `"pad"}GET /upcheck HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+    raw.socket.write(
+      `POST /echo HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${5 + late.length}\r\n\r\n{"a":`,
+    );
+    const closed = await Promise.race([
+      raw.closed.then(() => true),
+      Bun.sleep(3000).then(() => false),
+    ]);
+    // The rest of the body, had the connection stayed, would have been read after the answer.
+    if (!closed) raw.socket.write(late);
+    await Bun.sleep(100);
+    const text = raw.received.join("");
+    const answer = parseRawResponse(text);
+    expect(answer.status).toBe(503);
+    expect(text).toContain('"code":"request_timeout"');
+    expect(answer.headers.connection).toBe("close");
+    expect(closed).toBe(true);
+    expect(text.split("HTTP/1.1 ")).toHaveLength(2);
+    raw.socket.end();
+  });
+
   test("a request pipelined after one that asked to close is not served", async () => {
     const h = start();
     const port = h.server.port;
