@@ -121,6 +121,7 @@ export function wireMetrics(
       keepAliveSeconds: config.server.keep_alive_timeout_seconds,
       logger: deps.logger.child("metrics"),
       dispatch: (request) => ({
+        route: undefined,
         timeoutMs: undefined,
         async respond() {
           if (new URL(request.url).pathname !== "/metrics" || request.method !== "GET") {

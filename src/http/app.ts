@@ -12,6 +12,8 @@ import { type Caller, type Route, SERVICE_READS_BODY } from "./route";
 
 /** What the dispatcher decided about a request before answering it. */
 export interface Dispatch {
+  /** The route the request names; undefined when it names none (404, 405, a bad parameter). */
+  readonly route: Route | undefined;
   /** The matched route's own deadline; undefined = the listener's. */
   readonly timeoutMs: number | undefined;
   /** Runs the rest of the pipeline: sealed gate, access, body, handler. */
@@ -141,6 +143,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     switch (found.kind) {
       case "route":
         return {
+          route: found.route,
           timeoutMs: found.route.timeoutMs,
           respond: () => respond(found.route, request, found.params, query),
         };
@@ -176,6 +179,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     error: SigilError,
     headers: Record<string, string> = {},
   ): Dispatch => ({
+    route: undefined,
     timeoutMs: undefined,
     respond: async () => {
       const response = answerError(error, request);

@@ -131,3 +131,15 @@ export function bindRoutes(handlers: Partial<Handlers>, limits: Limits): Route[]
   }
   return bound;
 }
+
+/**
+ * A route's path with its parameters filled in (percent-encoded): how a client of the API (the
+ * operator CLI) names a route, so no path is written twice.
+ */
+export function routePath(name: RouteName, params: Readonly<Record<string, string>> = {}): string {
+  return ROUTES[name].path.replace(/:([a-z_]+)/gi, (_, param: string) => {
+    const value = params[param];
+    if (value === undefined) throw new Error(`routePath(${name}): no value for :${param}`);
+    return encodeURIComponent(value);
+  });
+}

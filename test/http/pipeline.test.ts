@@ -238,6 +238,25 @@ describe("the Host header", () => {
   );
 });
 
+describe("absolute-form targets", () => {
+  // Bun drops the target's authority and routes by Host (docs/limits.md): the allow-list still
+  // decides, by the Host header, whatever authority the target names.
+  test.each([
+    ["localhost", 401],
+    ["evil.example", 403],
+  ])("GET http://evil.example/… with Host %s: answered as Host says (%d)", async (host, status) => {
+    const raw = await open();
+    try {
+      raw.socket.write(
+        `GET http://evil.example/api/v1/eth2/publicKeys HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+      );
+      expect((await raw.responses(1)).statuses).toEqual([status]);
+    } finally {
+      raw.socket.destroy();
+    }
+  });
+});
+
 describe("pipelining", () => {
   test("a sign request with another behind it: both answered in order, or nothing recorded", async () => {
     const message = attestationRequest(200, 201, 1);
