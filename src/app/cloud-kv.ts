@@ -121,7 +121,6 @@ export async function wireCloudKv(
         ? new CloudKvKeygen({
             service,
             bls: deps.bls,
-            maxItemsPerRequest: keygenSettings.max_items_per_request,
             maxConcurrentKeygen: keygenSettings.max_concurrent_keygen,
             backupRecipients: keygenSettings.backup.enabled
               ? keygenSettings.backup.recipients

@@ -244,3 +244,24 @@ describe("bodies read before authentication share one budget", () => {
     expect(small.status).toBe(200);
   });
 });
+
+describe("a body that never completes", () => {
+  test("is 400 invalid_request, not an internal error, and nothing is logged as one", async () => {
+    const { app, logs } = harness();
+    const failing = new Request(`${ORIGIN}/open`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: new ReadableStream({
+        pull(controller) {
+          controller.error(new Error("The connection was closed."));
+        },
+      }),
+    });
+    const response = await app.handle(failing);
+    expect(await response.json()).toEqual({
+      code: "invalid_request",
+      message: "the request body ended before it was complete",
+    });
+    expect(logs.filter((line) => line.includes('"level":"error"'))).toEqual([]);
+  });
+});

@@ -17,7 +17,11 @@ export async function readJsonBody(
   /** The route takes no body (POST /reload, sent as `curl -X POST`): an empty one is none. */
   emptyAllowed = false,
 ): Promise<unknown> {
-  const bytes = await readBodyBytes(request, limitBytes);
+  const bytes = await readBodyBytes(request, limitBytes).catch((error: unknown) => {
+    if (error instanceof SigilError) throw error;
+    // The client closed the connection (or the stream failed) before the whole body arrived.
+    throw new SigilError("invalid_request", "the request body ended before it was complete");
+  });
   if (bytes.length === 0) {
     // A DELETE that names its target in the path may carry a JSON content type and no body.
     if (emptyAllowed || !METHODS_WITH_BODY.has(request.method)) return undefined;

@@ -30,15 +30,22 @@ function countTextKeys(text: string): number {
   return count;
 }
 
+/** Iterative: a body may nest a million levels deep, more than the call stack holds. */
 function countParsedKeys(value: unknown): number {
-  if (typeof value !== "object" || value === null) return 0;
   let count = 0;
-  if (Array.isArray(value)) {
-    for (const item of value) count += countParsedKeys(item);
-    return count;
-  }
-  for (const key in value) {
-    count += 1 + countParsedKeys((value as Record<string, unknown>)[key]);
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next !== "object" || next === null) continue;
+    if (Array.isArray(next)) {
+      for (const item of next) if (typeof item === "object" && item !== null) pending.push(item);
+      continue;
+    }
+    for (const key in next) {
+      count++;
+      const item = (next as Record<string, unknown>)[key];
+      if (typeof item === "object" && item !== null) pending.push(item);
+    }
   }
   return count;
 }

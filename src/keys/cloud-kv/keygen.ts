@@ -10,7 +10,6 @@ import { type DerivedValidatorKey, deriveValidatorKeys, newMnemonic } from "./de
 export interface CloudKvKeygenDeps {
   readonly service: KeyService;
   readonly bls: BlsBackend;
-  readonly maxItemsPerRequest: number;
   /** Table writes in flight (keygen.max_concurrent_keygen). */
   readonly maxConcurrentKeygen: number;
   /** Age recipients of the mnemonic backup; undefined = backup disabled (mnemonic discarded). */
