@@ -45,6 +45,7 @@ export interface HttpAppOptions {
 
 const SEALED_MESSAGE =
   "the signer is sealed: a quorum of operators must unseal it (sigil operator unseal)";
+const MAX_SHOWN_PATH = 120;
 /** Eight bodies at the default 1 MiB limit; one body is always admitted, whatever its size. */
 export const UNAUTHENTICATED_BODY_BYTES = 8 << 20;
 
@@ -77,19 +78,6 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
     });
     return errorResponse("internal_error", "internal error");
-  };
-
-  const respond = async (
-    route: Route,
-    request: Request,
-    params: Record<string, string>,
-    query: string,
-  ): Promise<Response> => {
-    try {
-      return await run(route, request, params, query);
-    } catch (error) {
-      return answerError(error, request);
-    }
   };
 
   const run = async (
@@ -140,12 +128,17 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       pathStart < 0 ? "/" : url.slice(pathStart, queryStart < 0 ? undefined : queryStart);
     const query = queryStart < 0 ? "" : url.slice(queryStart + 1);
     const found = matcher.match(request.method, path);
+    // A path is the client's text: an answer repeats no more than the start of it.
+    const shown = path.length > MAX_SHOWN_PATH ? `${path.slice(0, MAX_SHOWN_PATH)}…` : path;
     switch (found.kind) {
       case "route":
         return {
           route: found.route,
           timeoutMs: found.route.timeoutMs,
-          respond: () => respond(found.route, request, found.params, query),
+          respond: () =>
+            run(found.route, request, found.params, query).catch((error: unknown) =>
+              answerError(error, request),
+            ),
         };
       case "bad_param": {
         const words = found.route.params?.[found.name] ?? found.name;
@@ -162,14 +155,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
           request,
           new SigilError(
             "method_not_allowed",
-            `${request.method} is not allowed on ${path} (allowed: ${found.allow.join(", ")})`,
+            `${request.method} is not allowed on ${shown} (allowed: ${found.allow.join(", ")})`,
           ),
           { allow: found.allow.join(", ") },
         );
       case "not_found":
         return refusal(
           request,
-          new SigilError("not_found", `no route for ${request.method} ${path}`),
+          new SigilError("not_found", `no route for ${request.method} ${shown}`),
         );
     }
   };

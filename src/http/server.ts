@@ -146,9 +146,8 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     });
     try {
       const response = await Promise.race([dispatched.respond(), timedOut]);
-      // Draining began while this request ran: it is answered, and its connection closed. The
-      // application closes a connection whose body it left unread (an early refusal).
-      close ||= draining || response.headers.get("connection") === "close";
+      // Draining began while this request ran: it is answered, and its connection closed.
+      close ||= draining;
       return finish(response, options.cors ? corsResponseHeaders(options.cors, origin) : undefined);
     } catch (error) {
       log.error("request failed outside the application", { request_id: id, error: String(error) });
