@@ -82,7 +82,7 @@ const ZONE_ID_PROBLEM = (entry: string) =>
 /** Why a listen address cannot be bound as given, or undefined when it can be tried. */
 export function listenAddressProblem(address: string): string | undefined {
   if (!address.includes("%")) return undefined;
-  return `${JSON.stringify(address)} has an IPv6 zone id (%…), which the listener cannot bind: use the address without it (a link-local address needs none on a host with one interface), or a global address`;
+  return `${JSON.stringify(address)} has an IPv6 zone id (%…), which sigil does not take (clients' URLs and Host headers cannot name it): listen on a global or loopback address, or on ::`;
 }
 
 /** Why a configured entry can never match a Host header, or undefined when it can. */
