@@ -22,6 +22,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "not_found"
+  | "method_not_allowed"
   | "cors_origin_denied"
   | "invalid_host"
   | "host_not_allowed"

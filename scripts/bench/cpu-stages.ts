@@ -63,7 +63,9 @@ export const STAGES: readonly { name: string; test: (frame: CallFrame) => boolea
   {
     name: "route_response",
     test: (f) =>
-      /http\/app\.ts|route-table\.ts|request-meta\.ts|elysia|routes\/signing\.ts/.test(f.url),
+      /http\/app\.ts|http\/match\.ts|http\/route\.ts|request-meta\.ts|routes\/signing\.ts/.test(
+        f.url,
+      ),
   },
   {
     name: "http_wrapper",

@@ -1,4 +1,4 @@
-// Cost of the HTTP layer alone (server wrapper + Elysia + routing), measured on GET /upcheck
+// Cost of the HTTP layer alone (server wrapper, dispatcher and routing), measured on GET /upcheck
 // with keep-alive connections from a separate load process. Signing benchmarks compare
 // against this: it is the ceiling no signing route can exceed.
 import { cpus } from "node:os";

@@ -12,6 +12,7 @@ import { signRelease } from "./sign-release";
 import { slashing } from "./slashing";
 import { slotBurst } from "./slot-burst";
 import { startup } from "./startup";
+import { unauthenticatedBodies } from "./unauthenticated-bodies";
 
 const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   "http-baseline": httpBaseline,
@@ -25,6 +26,7 @@ const benchmarks: Record<string, () => Promise<Record<string, unknown>>> = {
   startup,
   slashing,
   handoff,
+  "unauthenticated-bodies": unauthenticatedBodies,
 };
 
 const wanted = process.argv.slice(2);

@@ -1,10 +1,9 @@
 import type { BlsBackend } from "../bls/backend";
 import type { Config } from "../config/schema";
-import type { CloudKvWrites, WriteLimits } from "../http/routes/signer-keys";
+import type { FeatureLimits } from "../http/route";
 import { checkBackupRecipients } from "../keys/cloud-kv/backup";
 import { CloudKvKeygen } from "../keys/cloud-kv/keygen";
 import { CloudKvTable, WRITING_STATUS } from "../keys/cloud-kv/table";
-import { deleteRequest, importRequest } from "../keys/import-request";
 import type { TableListing } from "../keys/inventory";
 import type { KeyService } from "../keys/key-service";
 import { CloudKvSource } from "../keys/sources/cloud-kv";
@@ -19,16 +18,14 @@ export interface CloudKvWiring {
   /**
    * Binds the source to the key service: its keys load at unseal, refresh every
    * key_refresh_interval_minutes while unsealed, and leave memory on seal. Returns the services
-   * of the write routes that are enabled.
+   * of the write routes that are enabled, with their limits.
    */
   start(service: KeyService): {
-    keygen?: { service: CloudKvKeygen; limits: WriteLimits };
-    writer?: CloudKvWrites;
+    keygen?: { service: CloudKvKeygen; limits: FeatureLimits };
+    writer?: { service: KeyService; limits: FeatureLimits };
   };
   stop(): void;
 }
-
-const LIMIT = "key_sources.cloud_kv.writable.max_items_per_request";
 
 /**
  * The cloud_kv key source (docs/architecture.md, "cloud_kv key source"): the table is checked at
@@ -124,7 +121,6 @@ export async function wireCloudKv(
         ? new CloudKvKeygen({
             service,
             bls: deps.bls,
-            maxItemsPerRequest: keygenSettings.max_items_per_request,
             maxConcurrentKeygen: keygenSettings.max_concurrent_keygen,
             backupRecipients: keygenSettings.backup.enabled
               ? keygenSettings.backup.recipients
@@ -136,7 +132,11 @@ export async function wireCloudKv(
         ...(keygen && {
           keygen: {
             service: keygen,
-            limits: { timeoutMs: keygenSettings.request_timeout_seconds * 1000 },
+            limits: {
+              timeoutMs: keygenSettings.request_timeout_seconds * 1000,
+              maxItems: keygenSettings.max_items_per_request,
+              maxItemsOption: "key_sources.cloud_kv.keygen.max_items_per_request",
+            },
           },
         }),
         ...(writable.enabled && {
@@ -145,10 +145,8 @@ export async function wireCloudKv(
             limits: {
               timeoutMs: writable.request_timeout_seconds * 1000,
               maxBodyBytes: writable.max_request_body_bytes,
-            },
-            requests: {
-              import: importRequest(writable.max_items_per_request, LIMIT),
-              delete: deleteRequest(writable.max_items_per_request, LIMIT),
+              maxItems: writable.max_items_per_request,
+              maxItemsOption: "key_sources.cloud_kv.writable.max_items_per_request",
             },
           },
         }),

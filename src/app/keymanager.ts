@@ -1,25 +1,25 @@
 import type { AuthMode } from "../auth/authenticator";
 import type { Config } from "../config/schema";
-import type { Route } from "../http/route";
-import { keyManagerRoutes } from "../http/routes/keymanager";
-import { deleteRequest, importRequest } from "../keys/import-request";
+import type { FeatureLimits } from "../http/route";
+import { keyManagerHandlers } from "../http/routes/keymanager";
+import type { Handlers } from "../http/table";
+import { KeyManagerService } from "../keys/key-manager";
 import type { KeyService } from "../keys/key-service";
 import type { Logger } from "../observability/log";
 import { JobLimiter } from "../signing/limiter";
 
-/** The Key Manager API's routes, each with its limits, or none when it is disabled. */
+/** The Key Manager API's handlers and limits, or none when it is disabled. */
 export interface KeyManagerWiring {
-  routes: Route[];
+  handlers?: Handlers<"listKeystores" | "importKeystores" | "deleteKeystores">;
+  limits?: FeatureLimits;
 }
-
-const LIMIT = "key_manager_api.max_items_per_request";
 
 export function wireKeyManager(
   config: Config,
   deps: { service: KeyService; logger: Logger; authMode: AuthMode },
 ): KeyManagerWiring {
   const km = config.key_sources.key_manager_api;
-  if (!km.enabled) return { routes: [] };
+  if (!km.enabled) return {};
   // Beyond the concurrency limit as many again may wait; more get 503 queue_full.
   const reads = new JobLimiter({
     maxConcurrent: km.max_concurrent_reads,
@@ -35,16 +35,14 @@ export function wireKeyManager(
       .warn(
         "Key Manager API enabled without auth: anyone who can reach the signing port can import and delete keys",
       );
+  const timeoutMs = km.request_timeout_seconds * 1000;
   return {
-    routes: keyManagerRoutes(deps.service, {
-      reads,
-      writes,
-      timeoutMs: km.request_timeout_seconds * 1000,
+    handlers: keyManagerHandlers(new KeyManagerService(deps.service, { reads, writes, timeoutMs })),
+    limits: {
+      timeoutMs,
       maxBodyBytes: km.max_request_body_bytes,
-      requests: {
-        import: importRequest(km.max_items_per_request, LIMIT),
-        delete: deleteRequest(km.max_items_per_request, LIMIT),
-      },
-    }),
+      maxItems: km.max_items_per_request,
+      maxItemsOption: "key_manager_api.max_items_per_request",
+    },
   };
 }

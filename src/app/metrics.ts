@@ -156,14 +156,18 @@ export function wireMetrics(
       requestTimeoutMs: config.server.request_timeout_seconds * 1000,
       keepAliveSeconds: config.server.keep_alive_timeout_seconds,
       logger: deps.logger.child("metrics"),
-      async handle(request) {
-        if (new URL(request.url).pathname !== "/metrics" || request.method !== "GET") {
-          return errorResponse("not_found", "the metrics listener serves GET /metrics");
-        }
-        return new Response(await metrics.registry.metrics(), {
-          headers: { "content-type": metrics.registry.contentType },
-        });
-      },
+      dispatch: (request) => ({
+        route: undefined,
+        timeoutMs: undefined,
+        async respond() {
+          if (new URL(request.url).pathname !== "/metrics" || request.method !== "GET") {
+            return errorResponse("not_found", "the metrics listener serves GET /metrics");
+          }
+          return new Response(await metrics.registry.metrics(), {
+            headers: { "content-type": metrics.registry.contentType },
+          });
+        },
+      }),
     }),
   );
   const url = `http://${config.metrics.listen_address}:${server.port}`;

@@ -11,15 +11,16 @@ import { createHttpApp } from "../http/app";
 import { corsPolicy } from "../http/cors";
 import { requestMeta } from "../http/request-meta";
 import type { Route } from "../http/route";
-import { authApiRoutes } from "../http/routes/auth-api";
-import { healthRoutes } from "../http/routes/health";
-import { reloadRoutes } from "../http/routes/reload";
-import { sealRoutes } from "../http/routes/seal";
-import { signerKeysRoutes } from "../http/routes/signer-keys";
-import { signingRoutes } from "../http/routes/signing";
-import { statusRoutes } from "../http/routes/status";
-import { watermarkRoutes } from "../http/routes/watermarks";
+import { authApiHandlers } from "../http/routes/auth-api";
+import { healthHandlers } from "../http/routes/health";
+import { reloadHandlers } from "../http/routes/reload";
+import { sealHandlers } from "../http/routes/seal";
+import { signerKeysHandlers } from "../http/routes/signer-keys";
+import { signingHandlers } from "../http/routes/signing";
+import { statusHandlers } from "../http/routes/status";
+import { watermarkHandlers } from "../http/routes/watermarks";
 import { type RunningHttpServer, startHttpServer } from "../http/server";
+import { bindRoutes } from "../http/table";
 import { loadServerTls, type ServerTls } from "../http/tls";
 import { KeyInventory } from "../keys/inventory";
 import { KeyStore } from "../keys/key-store";
@@ -276,21 +277,29 @@ async function startWithStore(
     seal_state: seal ? (await seal.status()).state : "unsealed",
     keys: { filesystem: keys.count("filesystem"), cloud_kv: keys.count("cloud_kv") },
   });
-  const routes: Route[] = [
-    ...healthRoutes(health),
-    ...signingRoutes(signing, tracer),
-    ...statusRoutes(status),
-    ...watermarkRoutes(() => watermarks.highWatermark()),
-    ...keyManager.routes,
-    ...reloadRoutes(keySources.reloader),
-    ...signerKeysRoutes({
-      inventory: new KeyInventory(keys, cloudKv?.listTable),
-      ...(cloudKvRoutes?.keygen && { keygen: cloudKvRoutes.keygen }),
-      ...(cloudKvRoutes?.writer && { writer: cloudKvRoutes.writer }),
-    }),
-    ...(auth.admin ? authApiRoutes(auth.admin) : []),
-    ...(seal ? sealRoutes(seal) : []),
-  ];
+  const { keygen, writer } = cloudKvRoutes ?? {};
+  const routes: Route[] = bindRoutes(
+    {
+      ...healthHandlers(health),
+      ...signingHandlers(signing, tracer),
+      ...statusHandlers(status),
+      ...watermarkHandlers(() => watermarks.highWatermark()),
+      ...keyManager.handlers,
+      ...reloadHandlers(keySources.reloader),
+      ...signerKeysHandlers({
+        inventory: new KeyInventory(keys, cloudKv?.listTable),
+        ...(keygen && { keygen: { service: keygen.service, timeoutMs: keygen.limits.timeoutMs } }),
+        ...(writer && { writer: { service: writer.service, timeoutMs: writer.limits.timeoutMs } }),
+      }),
+      ...(auth.admin && authApiHandlers(auth.admin)),
+      ...(seal && sealHandlers(seal)),
+    },
+    {
+      ...(keyManager.limits && { key_manager_api: keyManager.limits }),
+      ...(keygen && { cloud_kv_keygen: keygen.limits }),
+      ...(writer && { cloud_kv_writable: writer.limits }),
+    },
+  );
   const httpLog = logger.child("http");
   const app = createHttpApp({
     onSigilError: (error, request) => {
@@ -323,11 +332,10 @@ async function startWithStore(
       requestTimeoutMs: config.server.request_timeout_seconds * 1000,
       keepAliveSeconds: config.server.keep_alive_timeout_seconds,
       hostAllowlist: hostAllowlist(config.server.host_allowlist, config.server.listen_address),
-      timeoutMsFor: app.timeoutMsFor,
       cors: corsPolicy(config.server.cors_allowed_origins),
       tls,
       logger: logger.child("http"),
-      handle: app.handle,
+      dispatch: app.dispatch,
     }),
   );
   if (tls) {

@@ -583,6 +583,21 @@ describe("server.host_allowlist", () => {
       "server.host_allowlist[7]",
     ]);
   });
+  test("an IPv6 zone id is refused in host_allowlist and in either listen_address", () => {
+    const config = configWith((c) => {
+      c.server.host_allowlist = ["fe80::1%eth0", "[fe80::1%25eth0]"];
+      c.server.listen_address = "fe80::1%eth0";
+      c.metrics.listen_address = "::1%lo";
+    });
+    const problems = validateConfig(config, {});
+    expect(where(problems)).toEqual([
+      "server.listen_address",
+      "metrics.listen_address",
+      "server.host_allowlist[0]",
+      "server.host_allowlist[1]",
+    ]);
+    for (const problem of problems) expect(JSON.stringify(problem)).toContain("zone id");
+  });
 });
 
 describe("backends and key sources", () => {

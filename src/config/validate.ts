@@ -1,5 +1,5 @@
 import { LEGACY_SCOPES } from "../auth/scopes";
-import { allowlistEntryProblem } from "../net/host";
+import { allowlistEntryProblem, listenAddressProblem } from "../net/host";
 import { parseLogFilter } from "../observability/log";
 import { parseWrapSpec } from "../seal/wrap/index";
 import { configuredNetworkOf } from "../signing/spec-config";
@@ -26,7 +26,7 @@ export function validateConfig(config: Config, env: Env): ConfigProblem[] {
   checkListeners(config, report);
   checkNetwork(config, report);
   checkCors(config, report);
-  checkHostAllowlist(config, report);
+  checkAddresses(config, report);
   checkPubkeys("canary_keys", config.canary_keys, report);
   checkAntislashing(config, report);
   checkCloudKv(config, report);
@@ -85,7 +85,11 @@ function checkLogging(config: Config, report: Report) {
   if (!parsed.ok) report("logging.level", parsed.error);
 }
 
-function checkHostAllowlist(config: Config, report: Report) {
+function checkAddresses(config: Config, report: Report) {
+  for (const listener of ["server", "metrics"] as const) {
+    const problem = listenAddressProblem(config[listener].listen_address);
+    if (problem) report(`${listener}.listen_address`, problem);
+  }
   for (const [i, entry] of config.server.host_allowlist.entries()) {
     const problem = allowlistEntryProblem(entry);
     if (problem) report(`server.host_allowlist[${i}]`, problem);

@@ -1,149 +1,267 @@
 import { describe, expect, test } from "bun:test";
+import { Type } from "@sinclair/typebox";
 import { testLogger } from "../../test/support/log-capture";
+import type { Principal } from "../auth/authenticator";
 import { SigilError } from "../errors";
 import { createHttpApp } from "./app";
-import { route } from "./route";
+import { type Access, route, SERVICE_READS_BODY } from "./route";
 
-const MAX_BODY = 256;
 const ORIGIN = "http://sigil.local";
-
-interface Seen {
-  path: string;
-  param: string;
-  body: unknown;
-}
+const MAX_BODY = 256;
 
 /**
- * One app with the same handler declared twice: as a direct route under /direct/ and as an
- * ordinary (Elysia) route under /framework/. Comparing the two answers to the same request is what
- * shows the direct path answers as Elysia would; what the direct path cannot serve (a parameter to
- * percent-decode) it hands to Elysia.
+ * The dispatcher's order, seen from what each step lets through: which steps ran (`seen`) and
+ * whether the body was touched (`pulled`), for a request that stops at each step.
  */
-function harness(handler: (param: string, body: unknown) => Promise<unknown> | unknown) {
-  const seen: Seen[] = [];
+function harness(options: { sealed?: boolean; principal?: () => Promise<Principal> } = {}) {
+  const seen: string[] = [];
   const logs: string[] = [];
-  const sigilErrors: string[] = [];
-  const declare = (path: string, direct: boolean) =>
+  const open = { servedWhileSealed: false } as const;
+  const declare = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, access: Access) =>
     route({
-      method: "POST",
-      path: `${path}/:param`,
-      access: { kind: "public" },
-      servedWhileSealed: true,
-      direct,
+      method,
+      path,
+      access,
+      ...open,
       handle: ({ params, body }) => {
-        seen.push({ path, param: params.param ?? "", body });
-        return handler(params.param ?? "", body);
+        seen.push(`handler ${method} ${path}`);
+        return { params, body: body ?? null };
       },
     });
   const app = createHttpApp({
-    routes: [declare("/direct", true), declare("/framework", false)],
-    authenticate: async () => ({ kind: "unrestricted", management: false }),
+    routes: [
+      declare("POST", "/items", { kind: "scope", scope: "import_keystores" }),
+      declare("GET", "/items", { kind: "public" }),
+      declare("DELETE", "/items/:name", { kind: "management" }),
+      declare("POST", "/open", { kind: "public" }),
+      route({
+        method: "PUT",
+        path: "/typed",
+        access: { kind: "public" },
+        ...open,
+        body: Type.Object({ n: Type.Number() }),
+        handle: ({ body }) => ({ doubled: body.n * 2 }),
+      }),
+      route({
+        method: "POST",
+        path: "/service/:id",
+        access: { kind: "per_key", scope: "sign" },
+        ...open,
+        body: SERVICE_READS_BODY,
+        handle: async ({ body }, caller) => {
+          await caller.authenticate();
+          return { body: await body() };
+        },
+      }),
+    ],
+    authenticate: async () => {
+      seen.push("authenticate");
+      return (options.principal ?? (async () => ({ kind: "unrestricted", management: true })))();
+    },
+    isUnsealed: () => !options.sealed,
     maxBodyBytes: MAX_BODY,
-    onSigilError: (error) => sigilErrors.push(error.code),
+    unauthenticatedBodyBytes: 300,
     logger: testLogger("debug", logs),
   });
-  return { app, seen, logs, sigilErrors };
+  return { app, seen, logs };
 }
 
-type Body = string | Uint8Array | ReadableStream;
-
-const post = (path: string, body: Body, headers: Record<string, string> = {}) =>
-  new Request(`${ORIGIN}${path}`, {
-    method: "POST",
-    body,
-    headers: { "content-type": "application/json", ...headers },
-  });
-
-async function answer(response: Response) {
-  return { status: response.status, body: await response.text(), headers: [...response.headers] };
-}
-
-describe("direct routes", () => {
-  test("serve their path: the parameter without the query, the parsed body", async () => {
-    const { app, seen } = harness((param) => Response.json({ param }));
-    const response = await app.handle(post("/direct/0xAbC?x=1", '{"a":[1,2]}'));
-    expect(await response.json()).toEqual({ param: "0xAbC" });
-    expect(seen).toEqual([{ path: "/direct", param: "0xAbC", body: { a: [1, 2] } }]);
-  });
-
-  test("answer a plain result as Elysia does", async () => {
-    const { app } = harness((param) => ({ param }));
-    const direct = await answer(await app.handle(post("/direct/p", "{}")));
-    const framework = await answer(await app.handle(post("/framework/p", "{}")));
-    expect(JSON.parse(direct.body)).toEqual({ param: "p" });
-    expect(direct).toEqual(framework);
-  });
-
-  test.each([
-    ["a percent-encoded parameter (decoded through Elysia)", "POST", "/direct/0x%41bc", "0xAbc"],
-    ["a second path segment", "POST", "/direct/a/b", null],
-    ["an empty parameter", "POST", "/direct/", null],
-    ["another method", "PUT", "/direct/abc", null],
-  ])("%s", async (_name, method, path, param) => {
-    const { app, seen } = harness((param) => Response.json({ param }));
-    const response = await app.handle(
-      new Request(`${ORIGIN}${path}`, {
-        method,
-        body: "{}",
-        headers: { "content-type": "application/json" },
-      }),
+/** A request whose body records whether anyone pulled it. */
+function request(
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = {},
+) {
+  const pulls = { count: 0 };
+  const bytes = body === undefined ? undefined : new TextEncoder().encode(body);
+  const stream =
+    bytes &&
+    new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          pulls.count++;
+          controller.enqueue(bytes);
+          controller.close();
+        },
+      },
+      { highWaterMark: 0 },
     );
-    expect(seen.map((s) => s.param)).toEqual(param === null ? [] : [param]);
-    if (param !== null) expect(await response.json()).toEqual({ param });
-    else expect(response.status).toBe(404);
+  const init: RequestInit = {
+    method,
+    headers: {
+      "content-type": "application/json",
+      ...(bytes && { "content-length": String(bytes.length) }),
+      ...headers,
+    },
+    ...(stream && { body: stream }),
+  };
+  return { request: new Request(`${ORIGIN}${path}`, init), pulls };
+}
+
+const refusedCaller = async (): Promise<Principal> => {
+  throw new SigilError("unauthorized", "missing bearer token");
+};
+
+describe("the dispatcher's order", () => {
+  test("a caller refused by access is answered before the body is read", async () => {
+    const { app, seen } = harness({ principal: refusedCaller });
+    const { request: r, pulls } = request("POST", "/items", '{"a":1}');
+    const response = await app.handle(r);
+    expect(response.status).toBe(401);
+    expect(pulls.count).toBe(0);
+    expect(seen).toEqual(["authenticate"]);
   });
 
-  test.each([
-    ["invalid JSON", (): Body => "{not json", {}],
-    ["no JSON content type", (): Body => "{}", { "content-type": "text/plain" }],
-    ["an empty body", (): Body => "", {}],
-    ["a body over the limit", (): Body => JSON.stringify({ pad: "x".repeat(MAX_BODY) }), {}],
-    ["invalid UTF-8", (): Body => new Uint8Array([0x7b, 0xff, 0x7d]), {}],
-    [
-      "a body stream that fails",
-      (): Body =>
-        new ReadableStream({
-          pull(controller) {
-            controller.error(new Error("connection reset"));
+  test("a service that authenticates first: refused before the body, which stays unread", async () => {
+    const { app } = harness({ principal: refusedCaller });
+    const { request: r, pulls } = request("POST", "/service/k", '{"a":1}');
+    const response = await app.handle(r);
+    expect(response.status).toBe(401);
+    expect(pulls.count).toBe(0);
+  });
+
+  test("the sealed gate comes before access: nobody is asked who calls", async () => {
+    const { app, seen } = harness({ sealed: true });
+    const { request: r, pulls } = request("POST", "/items", "{}");
+    expect((await app.handle(r)).status).toBe(503);
+    expect(seen).toEqual([]);
+    expect(pulls.count).toBe(0);
+  });
+
+  test("an admitted caller's body is read, checked, and handed over", async () => {
+    const { app, seen } = harness();
+    const { request: r, pulls } = request("POST", "/items", '{"a":1}');
+    const response = await app.handle(r);
+    expect(await response.json()).toEqual({ params: {}, body: { a: 1 } });
+    expect(pulls.count).toBe(1);
+    expect(seen).toEqual(["authenticate", "handler POST /items"]);
+  });
+
+  test("a body that is not the route's shape is 400 naming the field", async () => {
+    const { app } = harness();
+    const response = await app.handle(request("PUT", "/typed", '{"n":"x"}').request);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { message: string }).message).toContain("n");
+    const fine = await app.handle(request("PUT", "/typed", '{"n":21}').request);
+    expect(await fine.json()).toEqual({ doubled: 42 });
+  });
+
+  test("duplicate keys are refused, naming the key", async () => {
+    const { app, seen } = harness();
+    const response = await app.handle(request("POST", "/open", '{"a":{"b":1,"b":2}}').request);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      code: "invalid_request",
+      message: 'request body has the key "a.b" twice; send each key once',
+    });
+    expect(seen).toEqual([]);
+  });
+});
+
+describe("what the match answers", () => {
+  test("a known path with another method is 405 with Allow, before anyone is asked", async () => {
+    const { app, seen } = harness();
+    const { request: r, pulls } = request("PUT", "/items", "{}");
+    const response = await app.handle(r);
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("GET, POST");
+    expect(await response.json()).toEqual({
+      code: "method_not_allowed",
+      message: "PUT is not allowed on /items (allowed: GET, POST)",
+    });
+    expect(seen).toEqual([]);
+    expect(pulls.count).toBe(0);
+    const withParam = await app.handle(request("GET", "/items/x").request);
+    expect([withParam.status, withParam.headers.get("allow")]).toEqual([405, "DELETE"]);
+  });
+
+  test("an unknown path is 404 naming it", async () => {
+    const { app } = harness();
+    const response = await app.handle(request("GET", "/nothing?x=1").request);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({
+      code: "not_found",
+      message: "no route for GET /nothing",
+    });
+  });
+
+  test("a parameter is percent-decoded; invalid encoding is 400 naming it", async () => {
+    const { app } = harness();
+    const decoded = await app.handle(request("DELETE", "/items/a%20b").request);
+    expect(((await decoded.json()) as { params: unknown }).params).toEqual({ name: "a b" });
+    const invalid = await app.handle(request("DELETE", "/items/%zz").request);
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as { message: string }).message).toBe(
+      "the name in the path is not valid percent-encoding",
+    );
+  });
+
+  test("an unexpected error is a bare 500, its detail only in the log", async () => {
+    const logs: string[] = [];
+    const app = createHttpApp({
+      routes: [
+        route({
+          method: "GET",
+          path: "/boom",
+          access: { kind: "public" },
+          servedWhileSealed: true,
+          handle: () => {
+            throw new TypeError("secret-looking detail");
           },
         }),
-      {},
-    ],
-  ] as const)("answer %s exactly as Elysia does", async (_name, body, headers) => {
-    const { app, seen } = harness(() => new Response("unreachable"));
-    const direct = await answer(await app.handle(post("/direct/p", body(), headers)));
-    const framework = await answer(await app.handle(post("/framework/p", body(), headers)));
-    expect(seen).toEqual([]);
-    expect(direct.status).toBeGreaterThanOrEqual(400);
-    expect(direct).toEqual(framework);
+      ],
+      authenticate: async () => ({ kind: "unrestricted", management: false }),
+      maxBodyBytes: MAX_BODY,
+      logger: testLogger("debug", logs),
+    });
+    const response = await app.handle(new Request(`${ORIGIN}/boom`));
+    expect(await response.json()).toEqual({ code: "internal_error", message: "internal error" });
+    expect(logs.filter((line) => line.includes("TypeError: secret-looking detail"))).toHaveLength(
+      1,
+    );
   });
+});
 
-  test("map a typed error as Elysia does, and report it to onSigilError", async () => {
-    const { app, sigilErrors } = harness(() => {
-      throw new SigilError("queue_full", "too many signing requests", 3);
+describe("bodies read before authentication share one budget", () => {
+  test("one that would take the bytes in flight past the cap is refused 503 without being read", async () => {
+    const { app } = harness();
+    // A body that never ends holds its 200 bytes of the budget (cap 300) while it is read.
+    const held = new Request(`${ORIGIN}/open`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": "200" },
+      body: new ReadableStream({ pull: () => new Promise(() => {}) }),
     });
-    const direct = await answer(await app.handle(post("/direct/p", "{}")));
-    const framework = await answer(await app.handle(post("/framework/p", "{}")));
-    expect(direct.status).toBe(503);
-    expect(JSON.parse(direct.body)).toEqual({
-      code: "queue_full",
-      message: "too many signing requests",
-    });
-    expect(direct.headers).toContainEqual(["retry-after", "3"]);
-    expect(direct).toEqual(framework);
-    expect(sigilErrors).toEqual(["queue_full", "queue_full"]);
+    void app.handle(held);
+    await Bun.sleep(0);
+    const { request: r, pulls } = request("POST", "/open", `{"pad":"${"x".repeat(140)}"}`);
+    const refused = await app.handle(r);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(pulls.count).toBe(0);
+    // A small one still fits.
+    const small = await app.handle(request("POST", "/open", '{"a":1}').request);
+    expect(small.status).toBe(200);
   });
+});
 
-  test("answer an unexpected error with a bare 500 and log it, as Elysia does", async () => {
-    const { app, logs } = harness(() => {
-      throw new TypeError("secret-looking detail");
+describe("a body that never completes", () => {
+  test("is 400 invalid_request, not an internal error, and nothing is logged as one", async () => {
+    const { app, logs } = harness();
+    const failing = new Request(`${ORIGIN}/open`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: new ReadableStream({
+        pull(controller) {
+          controller.error(new Error("The connection was closed."));
+        },
+      }),
     });
-    const direct = await answer(await app.handle(post("/direct/p", "{}")));
-    const framework = await answer(await app.handle(post("/framework/p", "{}")));
-    expect(JSON.parse(direct.body)).toEqual({ code: "internal_error", message: "internal error" });
-    expect(direct).toEqual(framework);
-    const unhandled = logs.filter((line) => line.includes("unhandled error"));
-    expect(unhandled).toHaveLength(2);
-    expect(unhandled[0]).toContain("TypeError: secret-looking detail");
+    const response = await app.handle(failing);
+    expect(await response.json()).toEqual({
+      code: "invalid_request",
+      message: "the request body ended before it was complete",
+    });
+    expect(logs.filter((line) => line.includes('"level":"error"'))).toEqual([]);
   });
 });

@@ -1,20 +1,30 @@
-import { Elysia } from "elysia";
 import { authorize, keyAccess, type Principal, requireManagement } from "../auth/authenticator";
 import { presentedToken } from "../auth/tokens";
 import { isSigilError, SigilError } from "../errors";
 import type { Logger } from "../observability/log";
-import { checkShape, describeProblem } from "../wire/check";
 import type { Authenticate } from "./access";
 import { readJsonBody } from "./body";
+import { BodyBudget } from "./body-budget";
 import { errorResponse, responseForError } from "./errors";
+import { RouteMatcher } from "./match";
 import { requestMeta } from "./request-meta";
-import type { Caller, Route } from "./route";
-import { RouteTable } from "./route-table";
+import { type Caller, type Route, SERVICE_READS_BODY } from "./route";
+
+/** What the dispatcher decided about a request before answering it. */
+export interface Dispatch {
+  /** The route the request names; undefined when it names none (404, 405, a bad parameter). */
+  readonly route: Route | undefined;
+  /** The matched route's own deadline; undefined = the listener's. */
+  readonly timeoutMs: number | undefined;
+  /** Runs the rest of the pipeline: sealed gate, access, body, handler. */
+  respond(): Promise<Response>;
+}
 
 export interface HttpApp {
+  /** Matches the request (once): the deadline is known before anything else runs. */
+  dispatch(request: Request): Dispatch;
+  /** `dispatch(request).respond()`, for a request built in-process. */
   handle(request: Request): Promise<Response>;
-  /** The deadline of the route serving this request, when it has its own. */
-  timeoutMsFor(request: Request): number | undefined;
 }
 
 export interface HttpAppOptions {
@@ -26,6 +36,8 @@ export interface HttpAppOptions {
   /** What the others answer then (503 `sealed`): not initialized yet, or sealed. */
   sealedMessage?: () => string;
   maxBodyBytes: number;
+  /** Bytes of bodies read at once before any credential is checked (public and operator routes). */
+  unauthenticatedBodyBytes?: number;
   /** Sees every typed error answered (metrics, audit logging of denials). */
   onSigilError?: (error: SigilError, request: Request) => void;
   logger: Logger;
@@ -33,113 +45,149 @@ export interface HttpAppOptions {
 
 const SEALED_MESSAGE =
   "the signer is sealed: a quorum of operators must unseal it (sigil operator unseal)";
+const MAX_SHOWN_PATH = 120;
+/** Eight bodies at the default 1 MiB limit; one body is always admitted, whatever its size. */
+export const UNAUTHENTICATED_BODY_BYTES = 8 << 20;
 
 /**
- * The application built from the route table: the sealed gate and each route's body limit and
- * deadline come from its declaration; Elysia routes what the direct routes do not serve; every
- * error, unknown routes and framework errors included, is answered as `{"code","message"}`.
+ * The dispatcher: for each request, in this order, the one match (route, or 404/405), the sealed
+ * gate, access from the headers alone (401/403 before a byte of the body is read), the route's
+ * body limit and deadline, the body read and checked against the route's shape, the handler.
+ * Every error, unknown routes included, is answered as `{"code","message"}`.
+ *
+ * A refusal answered while the client's body is still on its way keeps the connection: Bun reads
+ * the rest of the announced body (by Content-Length or chunks) into nothing and then serves the
+ * connection's next request, so memory does not grow and the client reads its answer. Closing
+ * instead resets the connection with the body unread, and the reset destroys the answer before
+ * many clients read it (docs/limits.md has the figures).
  */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const log = options.logger;
-  const table = new RouteTable(options.routes);
+  const matcher = new RouteMatcher(options.routes);
   const isUnsealed = options.isUnsealed ?? (() => true);
-  const readBody = (request: Request) => {
-    const route = table.find(request);
-    return readJsonBody(
-      request,
-      route?.maxBodyBytes ?? options.maxBodyBytes,
-      route?.bodyless === true,
-    );
-  };
-  const answerError = (error: unknown, request: Request): Response | undefined => {
+  const budget = new BodyBudget(options.unauthenticatedBodyBytes ?? UNAUTHENTICATED_BODY_BYTES);
+
+  const answerError = (error: unknown, request: Request): Response => {
     const cause = error instanceof Error && isSigilError(error.cause) ? error.cause : error;
-    if (!isSigilError(cause)) return undefined;
-    options.onSigilError?.(cause, request);
-    return responseForError(cause);
-  };
-  const unhandled = (error: unknown, request: Request): Response => {
+    if (isSigilError(cause)) {
+      options.onSigilError?.(cause, request);
+      return responseForError(cause);
+    }
     log.error("unhandled error", {
       request_id: requestMeta(request).id,
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
     });
     return errorResponse("internal_error", "internal error");
   };
+
   const run = async (
     route: Route,
     request: Request,
-    params: Record<string, string | null | undefined>,
-    body: unknown,
-  ): Promise<unknown> => {
+    params: Record<string, string>,
+    query: string,
+  ): Promise<Response> => {
+    if (!isUnsealed() && !route.servedWhileSealed) {
+      return errorResponse("sealed", options.sealedMessage?.() ?? SEALED_MESSAGE);
+    }
     const caller = await admit(route, request, options.authenticate);
-    let query: URLSearchParams | undefined;
-    return route.handle(
+    const limit = route.maxBodyBytes ?? options.maxBodyBytes;
+    // Read before anyone is known: such bodies share one budget of bytes in flight.
+    const readBody = () =>
+      route.access.kind === "public" || route.access.kind === "operator"
+        ? budget.within(request, limit, () => readJsonBody(request, limit, route.bodyless))
+        : readJsonBody(request, limit, route.bodyless);
+    const body =
+      route.body === SERVICE_READS_BODY
+        ? readBody
+        : route.method === "GET"
+          ? undefined
+          : await readBody();
+    let searchParams: URLSearchParams | undefined;
+    const result = await route.handle(
       {
-        body: checkedBody(route, body),
-        params: decodedParams(route, params),
+        body,
+        params,
         // Parsed only for a handler that reads it (no signing request does).
         get query() {
-          query ??= new URL(request.url).searchParams;
-          return query;
+          searchParams ??= new URLSearchParams(query);
+          return searchParams;
         },
         headers: request.headers,
         meta: requestMeta(request),
       },
       caller,
     );
+    return result instanceof Response ? result : Response.json(result);
   };
 
-  const app = new Elysia()
-    .onParse({ as: "global" }, ({ request }) => readBody(request))
-    .onError({ as: "global" }, ({ code, error, request }) => {
-      const answered = answerError(error, request);
-      if (answered) return answered;
-      switch (code) {
-        case "NOT_FOUND":
-          return errorResponse(
-            "not_found",
-            `no route for ${request.method} ${new URL(request.url).pathname}`,
-          );
-        case "PARSE":
-          return malformedJson();
-        default:
-          return unhandled(error, request);
+  const dispatch = (request: Request): Dispatch => {
+    const url = request.url;
+    const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+    const queryStart = url.indexOf("?", pathStart);
+    const path =
+      pathStart < 0 ? "/" : url.slice(pathStart, queryStart < 0 ? undefined : queryStart);
+    const query = queryStart < 0 ? "" : url.slice(queryStart + 1);
+    const found = matcher.match(request.method, path);
+    // A path is the client's text: an answer repeats no more than the start of it.
+    const shown = path.length > MAX_SHOWN_PATH ? `${path.slice(0, MAX_SHOWN_PATH)}…` : path;
+    switch (found.kind) {
+      case "route":
+        return {
+          route: found.route,
+          timeoutMs: found.route.timeoutMs,
+          respond: () =>
+            run(found.route, request, found.params, query).catch((error: unknown) =>
+              answerError(error, request),
+            ),
+        };
+      case "bad_param": {
+        const words = found.route.params?.[found.name] ?? found.name;
+        return refusal(
+          request,
+          new SigilError(
+            "invalid_request",
+            `the ${words} in the path is not valid percent-encoding`,
+          ),
+        );
       }
-    });
-  for (const route of options.routes) {
-    app.route(route.method, route.path, ({ request, params, body }) =>
-      run(route, request, (params ?? {}) as Record<string, string | null>, body),
-    );
-  }
+      case "method_not_allowed":
+        return refusal(
+          request,
+          new SigilError(
+            "method_not_allowed",
+            `${request.method} is not allowed on ${shown} (allowed: ${found.allow.join(", ")})`,
+          ),
+          { allow: found.allow.join(", ") },
+        );
+      case "not_found":
+        return refusal(
+          request,
+          new SigilError("not_found", `no route for ${request.method} ${shown}`),
+        );
+    }
+  };
 
-  return {
-    timeoutMsFor: (request) => table.find(request)?.timeoutMs,
-    async handle(request) {
-      const found = table.find(request);
-      if (!isUnsealed() && !found?.servedWhileSealed) {
-        return errorResponse("sealed", options.sealedMessage?.() ?? SEALED_MESSAGE);
-      }
-      const direct = found?.direct ? table.directParam(found, request) : undefined;
-      if (!found || direct === undefined) return app.handle(request);
-      let body: unknown;
-      try {
-        body = await readBody(request);
-      } catch (error) {
-        // As Elysia answers a failed parse hook (e.g. the client closed the connection).
-        return answerError(error, request) ?? malformedJson();
-      }
-      try {
-        const result = await run(found, request, direct, body);
-        return result instanceof Response ? result : Response.json(result);
-      } catch (error) {
-        return answerError(error, request) ?? unhandled(error, request);
-      }
+  const refusal = (
+    request: Request,
+    error: SigilError,
+    headers: Record<string, string> = {},
+  ): Dispatch => ({
+    route: undefined,
+    timeoutMs: undefined,
+    respond: async () => {
+      const response = answerError(error, request);
+      for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+      return response;
     },
-  };
+  });
+
+  return { dispatch, handle: (request) => dispatch(request).respond() };
 }
 
-const malformedJson = () => errorResponse("malformed_json", "request body is not valid JSON");
-
-/** Authenticates and authorizes as the route's access says, before its handler runs. */
+/**
+ * Authenticates and authorizes as the route's access says, from the headers alone, before any
+ * body is read. Per-key routes are the service's to authenticate (it reads the body after).
+ */
 async function admit(route: Route, request: Request, authenticate: Authenticate): Promise<Caller> {
   let principal: Promise<Principal> | undefined;
   const caller: Caller = {
@@ -175,30 +223,4 @@ function operatorCredential(request: Request): string {
       ? "this route needs an operator credential (Authorization: Bearer sgo_…)"
       : presented.reason,
   );
-}
-
-function checkedBody(route: Route, body: unknown): unknown {
-  if (!route.body) return body;
-  const checked = checkShape(route.body, body);
-  if (checked.ok) return checked.value;
-  throw new SigilError("invalid_request", describeProblem(checked));
-}
-
-/** Elysia gives null for a parameter that is not valid percent-encoding. */
-function decodedParams(
-  route: Route,
-  params: Record<string, string | null | undefined>,
-): Record<string, string> {
-  const decoded: Record<string, string> = {};
-  for (const [name, value] of Object.entries(params)) {
-    if (typeof value !== "string" || value === "") {
-      const words = route.params?.[name] ?? name;
-      throw new SigilError(
-        "invalid_request",
-        `the ${words} in the path is not valid percent-encoding`,
-      );
-    }
-    decoded[name] = value;
-  }
-  return decoded;
 }

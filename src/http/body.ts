@@ -1,4 +1,5 @@
 import { SigilError } from "../errors";
+import { duplicateKey } from "../wire/duplicate-keys";
 
 /**
  * Reads a JSON request body with a hard size limit. The limit is checked against the
@@ -16,7 +17,11 @@ export async function readJsonBody(
   /** The route takes no body (POST /reload, sent as `curl -X POST`): an empty one is none. */
   emptyAllowed = false,
 ): Promise<unknown> {
-  const bytes = await readBodyBytes(request, limitBytes);
+  const bytes = await readBodyBytes(request, limitBytes).catch((error: unknown) => {
+    if (error instanceof SigilError) throw error;
+    // The client closed the connection (or the stream failed) before the whole body arrived.
+    throw new SigilError("invalid_request", "the request body ended before it was complete");
+  });
   if (bytes.length === 0) {
     // A DELETE that names its target in the path may carry a JSON content type and no body.
     if (emptyAllowed || !METHODS_WITH_BODY.has(request.method)) return undefined;
@@ -29,11 +34,20 @@ export async function readJsonBody(
   } catch {
     throw new SigilError("invalid_utf8", "request body is not valid UTF-8");
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw new SigilError("malformed_json", "request body is not valid JSON");
   }
+  const duplicate = duplicateKey(text, parsed);
+  if (duplicate !== undefined) {
+    throw new SigilError(
+      "invalid_request",
+      `request body has the key ${JSON.stringify(duplicate.slice(0, 120))} twice; send each key once`,
+    );
+  }
+  return parsed;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ErrorCode } from "../errors";
 import { checkHost, type HostAllowlist, isHostAllowed } from "../net/host";
 import type { Logger } from "../observability/log";
 import { acceptWithoutDefer } from "../os/listen-socket";
+import type { Dispatch } from "./app";
 import { type CorsPolicy, corsResponseHeaders, isPreflight, preflightHeaders } from "./cors";
 import { errorResponse } from "./errors";
 import { attachRequestMeta } from "./request-meta";
@@ -12,8 +13,6 @@ export interface HttpServerOptions {
   hostname: string;
   port: number;
   requestTimeoutMs: number;
-  /** A route-specific deadline (e.g. the Key Manager API's own timeout); undefined = the default. */
-  timeoutMsFor?: (request: Request) => number | undefined;
   /** An idle keep-alive connection is closed after this (announced in `Keep-Alive: timeout=`). */
   keepAliveSeconds: number;
   /** Host names answered; absent = any valid Host (the metrics listener). */
@@ -22,7 +21,8 @@ export interface HttpServerOptions {
   /** https only, with the checked material of server.tls; absent = plain http. */
   tls?: ServerTls;
   logger: Logger;
-  handle: (request: Request) => Response | Promise<Response>;
+  /** The application's decision on a request: its deadline (undefined = the default) and answer. */
+  dispatch: (request: Request) => Dispatch;
 }
 
 export interface RunningHttpServer {
@@ -38,9 +38,7 @@ export interface RunningHttpServer {
 export const MAX_BUN_IDLE_SECONDS = 255;
 /** Bun must not close a connection before the request's own deadline has answered it. */
 const IDLE_MARGIN_SECONDS = 5;
-const CANONICAL_ORIGIN = "http://sigil.local";
 const SHUTDOWN_POLL_MS = 10;
-const MIN_ROUTABLE_HOST_LENGTH = 4;
 
 /**
  * The listener around an application: the Host check, request ids, the per-request deadline,
@@ -61,16 +59,16 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   let draining = false;
   let sequence = 0;
 
-  const fetch = async (incoming: Request, server: Server<undefined>): Promise<Response> => {
+  const fetch = async (request: Request, server: Server<undefined>): Promise<Response> => {
     const id = `${Date.now().toString(36)}-${(++sequence).toString(36)}`;
-    let close = draining || asksToClose(incoming.headers.get("connection"));
+    let close = draining || asksToClose(request.headers.get("connection"));
     const finish = (response: Response, extra?: Record<string, string>) =>
       withHeaders(response, extra, id, close ? null : keepAlive);
     const refuse = (code: ErrorCode, message: string) => {
       close = true;
       return finish(errorResponse(code, message));
     };
-    const host = checkHost(incoming.headers.get("host"));
+    const host = checkHost(request.headers.get("host"));
     if (!host.ok) return refuse("invalid_host", host.reason);
     if (options.hostAllowlist && !isHostAllowed(host.name, options.hostAllowlist)) {
       return finish(
@@ -82,7 +80,7 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     }
     // Bun's URL is relative for a target that is not a path (CONNECT's host:port): no router
     // may see one.
-    const url = incoming.url;
+    const url = request.url;
     const authorityStart = url.indexOf("://") + 3;
     if (authorityStart < 3) {
       return refuse("invalid_request", "the request target must be a path (origin-form)");
@@ -90,9 +88,9 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     const pathStart = url.indexOf("/", authorityStart);
     const target = pathStart < 0 ? "/" : url.slice(pathStart);
     if (draining) return finish(errorResponse("shutting_down", "signer is shutting down"));
-    const origin = incoming.headers.get("origin");
-    if (options.cors && isPreflight(incoming)) {
-      const headers = preflightHeaders(options.cors, incoming);
+    const origin = request.headers.get("origin");
+    if (options.cors && isPreflight(request)) {
+      const headers = preflightHeaders(options.cors, request);
       return finish(
         headers
           ? new Response(null, { status: 204, headers })
@@ -102,13 +100,14 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
             ),
       );
     }
-    // Elysia looks for the path from a fixed offset in the URL (after "http://" + 4 characters),
-    // so a Host header shorter than that shifts what it routes on. Only such requests are copied
-    // onto a canonical origin; copying every request would buffer streamed bodies.
-    const request =
-      pathStart - authorityStart < MIN_ROUTABLE_HOST_LENGTH
-        ? new Request(`${CANONICAL_ORIGIN}${target}`, incoming)
-        : incoming;
+    if (request.method !== "GET" && (await closedBehind(request))) {
+      log.warn("request not served: the client sent another before its answer (HTTP pipelining)", {
+        request_id: id,
+        method: request.method,
+        path: target.split("?")[0],
+      });
+      return errorResponse("invalid_request", "connection closed: HTTP pipelining is not served");
+    }
     inFlight++;
     const started = performance.now();
     const deadline = new AbortController();
@@ -116,7 +115,7 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     // log), while the request is still open: most requests never need it.
     let client: ReturnType<typeof server.requestIP> | undefined;
     const peer = () => {
-      if (client === undefined) client = server.requestIP(incoming);
+      if (client === undefined) client = server.requestIP(request);
       return client;
     };
     attachRequestMeta(request, {
@@ -126,16 +125,19 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
       },
       deadline: deadline.signal,
     });
-    const timeoutMs = options.timeoutMsFor?.(request) ?? options.requestTimeoutMs;
+    const dispatched = options.dispatch(request);
+    const timeoutMs = dispatched.timeoutMs ?? options.requestTimeoutMs;
     const idleSeconds = Math.ceil(timeoutMs / 1000) + IDLE_MARGIN_SECONDS;
     // Bun's idle timer also runs while a request is handled. A deadline it would cut short gets
     // a longer timer (or none, past Bun's maximum, where the deadline below ends the request),
     // and the connection gets its keep-alive timer back before the answer is written.
     const longer = idleSeconds > options.keepAliveSeconds;
-    if (longer) setIdle(server, incoming, idleSeconds > MAX_BUN_IDLE_SECONDS ? 0 : idleSeconds);
+    if (longer) setIdle(server, request, idleSeconds > MAX_BUN_IDLE_SECONDS ? 0 : idleSeconds);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<Response>((resolve) => {
       timer = setTimeout(() => {
+        // The body may still be arriving: what is left of it must never be read as a request.
+        close = true;
         deadline.abort();
         resolve(
           errorResponse("request_timeout", `request not answered within ${timeoutMs / 1000} s`),
@@ -143,7 +145,7 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
       }, timeoutMs);
     });
     try {
-      const response = await Promise.race([Promise.resolve(options.handle(request)), timedOut]);
+      const response = await Promise.race([dispatched.respond(), timedOut]);
       // Draining began while this request ran: it is answered, and its connection closed.
       close ||= draining;
       return finish(response, options.cors ? corsResponseHeaders(options.cors, origin) : undefined);
@@ -152,7 +154,7 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
       return finish(errorResponse("internal_error", "internal error"));
     } finally {
       clearTimeout(timer);
-      if (longer) setIdle(server, incoming, options.keepAliveSeconds);
+      if (longer) setIdle(server, request, options.keepAliveSeconds);
       inFlight--;
       if (log.enabled("debug")) {
         log.debug("request", {
@@ -212,6 +214,21 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
       return { forced };
     },
   };
+}
+
+/**
+ * Whether Bun closed the request's connection because the client pipelined another request
+ * behind it. Bun (1.4.5, uWS's "denying async pipelining") closes a connection, answering
+ * nothing, when a request arrives on it while the one before is still being answered; the one
+ * before is aborted only once the read that carried the next is parsed, after this handler's
+ * first turn. A request that may change something (a signature recorded, a key imported) waits
+ * for that turn and is not run on a closed connection, so nothing is done for an answer nobody
+ * can receive. A client that waits for each answer (every known validator client) never meets
+ * this.
+ */
+async function closedBehind(request: Request): Promise<boolean> {
+  await new Promise((resolve) => setImmediate(resolve));
+  return request.signal.aborted;
 }
 
 function setIdle(server: Server<undefined>, request: Request, seconds: number): void {

@@ -33,6 +33,9 @@ describe('Host = uri-host [ ":" port ] (RFC 9110 §7.2, RFC 3986 §3.2.2)', () =
     ["a%4", "not a valid"],
     ["h\u00e4st", "not a valid"],
     ["127.0.0.1:65536", "port above 65535"],
+    // A zone names an interface of the client; URL parsers refuse it (it was a 500 once).
+    ["[::1%lo]", "zone id"],
+    ["[fe80::1%25eth0]:9000", "zone id"],
     [`${"a".repeat(300)}`, "too long"],
   ])("%p is refused (%s)", (value, reason) => {
     const check = checkHost(value);

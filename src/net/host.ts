@@ -29,6 +29,12 @@ export function checkHost(value: string | null): HostCheck {
   const literal = IP_LITERAL_HOST.exec(value);
   const match = literal ?? REG_NAME_HOST.exec(value);
   const name = match?.[1];
+  if (literal && name?.includes("%")) {
+    return {
+      ok: false,
+      reason: `the Host header ${shown} has an IPv6 zone id: a zone names an interface of the client, not this host`,
+    };
+  }
   if (!name || (literal && !isIPv6(name))) {
     return { ok: false, reason: `the Host header ${shown} is not a valid host[:port]` };
   }
@@ -70,9 +76,20 @@ export function isHostAllowed(name: string, allowlist: HostAllowlist): boolean {
   return allowlist === "any" || allowlist.has(name);
 }
 
+const ZONE_ID_PROBLEM = (entry: string) =>
+  `${JSON.stringify(entry)} has an IPv6 zone id (%…), which a Host header never carries: list the address without it`;
+
+/** Why a listen address cannot be bound as given, or undefined when it can be tried. */
+export function listenAddressProblem(address: string): string | undefined {
+  if (!address.includes("%")) return undefined;
+  return `${JSON.stringify(address)} has an IPv6 zone id (%…), which sigil does not take (clients' URLs and Host headers cannot name it): listen on a global or loopback address, or on ::`;
+}
+
 /** Why a configured entry can never match a Host header, or undefined when it can. */
 export function allowlistEntryProblem(entry: string): string | undefined {
   const unbracketed = entry.startsWith("[") && entry.endsWith("]") ? entry.slice(1, -1) : entry;
+  if (unbracketed.includes("%") && isIPv6(unbracketed.split("%")[0] ?? ""))
+    return ZONE_ID_PROBLEM(entry);
   if (entry === "*" || isIPv6(unbracketed) || REG_NAME.test(entry)) return undefined;
   return `${JSON.stringify(entry)} is not a host name or address (list names without a port; "*" allows any)`;
 }

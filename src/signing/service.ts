@@ -54,13 +54,15 @@ export class SigningService {
   /**
    * One sign request, from the caller to the signature, and the one place its outcome is
    * recorded: metrics, the log line, and the attributes of the request's span. The caller is
-   * resolved here (`principal`), so that a refused token counts like any other refusal. The
-   * body is the signing wire shape, which its own parser (parse.ts) checks field by field.
+   * resolved here (`principal`), so that a refused token counts like any other refusal; only then
+   * is the body read (`body`, within the route's limit), so a refused caller's body never is. The
+   * body is the signing wire shape, which its own parser (parse.ts) checks field by field. This is
+   * the only way in: nothing signs without the caller being authorized for the key and message.
    */
   async handle(
     principal: () => Promise<Principal>,
     identifier: string,
-    body: JsonValue | undefined,
+    body: () => Promise<JsonValue | undefined>,
     context: SignContext,
   ): Promise<Uint8Array> {
     const tracer = this.deps.tracer ?? NOOP_TRACER;
@@ -71,16 +73,16 @@ export class SigningService {
       if (tracer.enabled) {
         ready = await tracer.span("prepare", {}, async () => {
           const caller = await principal();
-          prepared = this.prepare(identifier, body);
+          prepared = this.#prepare(identifier, await body());
           authorizeSigning(caller, prepared);
           return prepared;
         });
       } else {
         const caller = await principal();
-        ready = prepared = this.prepare(identifier, body);
+        ready = prepared = this.#prepare(identifier, await body());
         authorizeSigning(caller, prepared);
       }
-      const signature = await this.sign(ready, context);
+      const signature = await this.#sign(ready, context);
       if (tracer.enabled) tracer.annotate({ ...describe(ready), "sigil.outcome": "signed" });
       return signature;
     } catch (error) {
@@ -96,14 +98,14 @@ export class SigningService {
   }
 
   /** Validates the path and body; no key lookup yet, so that authorization can come first. */
-  prepare(identifier: string, body: JsonValue | undefined): PreparedSignature {
+  #prepare(identifier: string, body: JsonValue | undefined): PreparedSignature {
     return {
       pubkey: pubkeyFromIdentifier(identifier),
       request: parseSigningRequest(body, this.deps.network),
     };
   }
 
-  async sign(prepared: PreparedSignature, context: SignContext): Promise<Uint8Array> {
+  async #sign(prepared: PreparedSignature, context: SignContext): Promise<Uint8Array> {
     const { pubkey, request } = prepared;
     if (!this.deps.keys.get(pubkey)) throw unknownKey(pubkey);
     const log = this.deps.logger;

@@ -615,8 +615,9 @@ const CLASS_BUILDERS: Record<HostileClass, ClassBuilder> = {
           target: `${path}${suffix}${search ? `?${search}` : ""}`,
           body,
         }),
-        // No route (404), or the suffix became part of a parameter: refused as a bad one.
-        expect: { kind: "error", status: [400, 404] },
+        // No route (404); the suffix became a parameter, refused as a bad one (400); or it names
+        // a route with a parameter that does not take this method (405, the Allow header says).
+        expect: { kind: "error", status: [400, 404, 405] },
       });
     }
     return drafts;

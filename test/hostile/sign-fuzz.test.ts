@@ -114,6 +114,8 @@ function predict(sample: Sample, bytes: Uint8Array): Prediction {
   } catch {
     return { status: 400, why: "not JSON" };
   }
+  if (hasDuplicateKey(new TextDecoder().decode(bytes)))
+    return { status: 400, why: "a key twice in one object" };
   const { pubkey, loaded } = sample.target;
   if (!pubkey) return { status: 400, why: "malformed public key in the path" };
   const verdict = judgeSignRequest(body);
@@ -151,6 +153,68 @@ function predict(sample: Sample, bytes: Uint8Array): Prediction {
             signingRoot: root,
           },
   };
+}
+
+/**
+ * Whether a JSON text (known to parse) has a key twice in one object, by a recursive-descent
+ * reading of its own (the signer counts keys and walks the text; this is a second opinion).
+ */
+function hasDuplicateKey(text: string): boolean {
+  let i = 0;
+  const space = () => {
+    while (/\s/.test(text[i] ?? "")) i++;
+  };
+  const string = (): string => {
+    const start = i;
+    i++;
+    while (text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i)) as string;
+  };
+  const value = (): boolean => {
+    space();
+    const c = text[i];
+    if (c === "{") {
+      i++;
+      const keys = new Set<string>();
+      space();
+      if (text[i] === "}") {
+        i++;
+        return false;
+      }
+      for (;;) {
+        space();
+        const key = string();
+        if (keys.has(key)) return true;
+        keys.add(key);
+        space();
+        i++; // :
+        if (value()) return true;
+        space();
+        if (text[i++] === "}") return false;
+      }
+    }
+    if (c === "[") {
+      i++;
+      space();
+      if (text[i] === "]") {
+        i++;
+        return false;
+      }
+      for (;;) {
+        if (value()) return true;
+        space();
+        if (text[i++] === "]") return false;
+      }
+    }
+    if (c === '"') {
+      string();
+      return false;
+    }
+    while (i < text.length && !/[\s,\]}]/.test(text[i] ?? "")) i++;
+    return false;
+  };
+  return value();
 }
 
 const describeSample = (sample: Sample, text: string) =>

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createHttpApp } from "../../src/http/app";
-import type { Route } from "../../src/http/route";
+import { type Route, SERVICE_READS_BODY } from "../../src/http/route";
 import { bootstrapStateful, managementCall } from "../support/ceremony";
 import { TempDir } from "../support/cli";
 import { type RunningDynamo, startDynamo } from "../support/dynamodb";
@@ -171,7 +171,7 @@ describe("every route of the table", () => {
       const body =
         route.method === "GET"
           ? undefined
-          : route.bodyParsedBy
+          : route.body === SERVICE_READS_BODY
             ? JSON.stringify(attestationRequest(1, 2, 3).body)
             : "{}";
       const anonymous = await call(route, { ...(body && { body }) });
@@ -211,9 +211,7 @@ describe("every route of the table", () => {
   });
 
   test("body shape: every route that takes a body declares how it is checked", () => {
-    const undeclared = routes
-      .filter((r) => r.method !== "GET" && !r.body && !r.bodyParsedBy)
-      .map(label);
+    const undeclared = routes.filter((r) => r.method !== "GET" && !r.body).map(label);
     expect(undeclared.sort()).toEqual([...BODY_LESS_WRITES].sort());
   });
 
@@ -238,7 +236,7 @@ describe("every route of the table", () => {
       "/api/v1/signer/keys/generate": KEYGEN_TIMEOUT_SECONDS * 1000,
     };
     for (const route of routes) {
-      const timeout = app.timeoutMsFor(
+      const { timeoutMs: timeout } = app.dispatch(
         new Request(`http://sigil.local${pathOf(route)}`, { method: route.method }),
       );
       expect({ route: label(route), timeout }).toEqual({

@@ -3,8 +3,9 @@ import { Type } from "@sinclair/typebox";
 import { createHttpApp } from "../../src/http/app";
 import type { CorsPolicy } from "../../src/http/cors";
 import { route } from "../../src/http/route";
-import { healthRoutes } from "../../src/http/routes/health";
+import { healthHandlers } from "../../src/http/routes/health";
 import { type RunningHttpServer, startHttpServer } from "../../src/http/server";
+import { bindRoutes } from "../../src/http/table";
 import { HealthRegistry, type HealthReport } from "../../src/observability/health";
 import { JobLimiter } from "../../src/signing/limiter";
 import { testLogger } from "../support/log-capture";
@@ -105,7 +106,7 @@ function start(options: HarnessOptions = {}): Harness {
 
   const health = options.health ?? new HealthRegistry();
   const app = createHttpApp({
-    routes: [...healthRoutes(health), ...testRoutes],
+    routes: [...bindRoutes(healthHandlers(health), {}), ...testRoutes],
     authenticate: async () => ({ kind: "unrestricted", management: false }),
     maxBodyBytes: MAX_BODY,
     logger,
@@ -116,13 +117,12 @@ function start(options: HarnessOptions = {}): Harness {
     port: 0,
     requestTimeoutMs: options.requestTimeoutMs ?? 5000,
     keepAliveSeconds: options.keepAliveSeconds ?? 120,
-    timeoutMsFor: app.timeoutMsFor,
     cors: options.cors,
     logger,
-    handle: (request) => {
+    dispatch: (request) => {
       lastHeaders.contentLength = request.headers.get("content-length");
       lastHeaders.transferEncoding = request.headers.get("transfer-encoding");
-      return app.handle(request);
+      return app.dispatch(request);
     },
   });
   const harness: Harness = {
@@ -320,16 +320,16 @@ describe("health routes", () => {
 });
 
 describe("error contract", () => {
-  test("unknown routes and methods are 404 not_found", async () => {
+  test("unknown routes are 404 not_found; a known one with another method is 405 with Allow", async () => {
     const h = start();
     const missing = await expectError(await fetch(`${h.server.url}/nope`), 404, "not_found");
     expect(missing.message).toContain("/nope");
-    await expectError(
-      await fetch(`${h.server.url}/upcheck`, { method: "DELETE" }),
-      404,
-      "not_found",
-    );
-    await expectError(await fetch(`${h.server.url}/echo`), 404, "not_found");
+    const deleted = await fetch(`${h.server.url}/upcheck`, { method: "DELETE" });
+    expect(deleted.headers.get("allow")).toBe("GET");
+    await expectError(deleted, 405, "method_not_allowed");
+    const got = await fetch(`${h.server.url}/echo`);
+    expect(got.headers.get("allow")).toBe("POST");
+    await expectError(got, 405, "method_not_allowed");
   });
 
   test("malformed JSON is 400 malformed_json and the message does not echo the body", async () => {
@@ -599,13 +599,13 @@ describe("CORS", () => {
     expect(corsHeaderNames(ordinary)).toEqual([]);
     expect(ordinary.headers.get("vary")).toBeNull();
 
-    // Without a policy a preflight is just an OPTIONS request no route answers.
+    // Without a policy a preflight is just an OPTIONS request, a method no route takes.
     const preflight = await fetch(`${h.server.url}/echo`, {
       method: "OPTIONS",
       headers: { origin: ALLOWED_ORIGIN, "access-control-request-method": "POST" },
     });
     expect(corsHeaderNames(preflight)).toEqual([]);
-    await expectError(preflight, 404, "not_found");
+    await expectError(preflight, 405, "method_not_allowed");
   });
 });
 
@@ -732,6 +732,32 @@ describe("connections (RFC 9112 §9)", () => {
       expect(parsed.headers.connection).toBeUndefined();
       expect(parsed.headers["keep-alive"]).toBe("timeout=77");
     }
+  });
+
+  test("a body too slow for the deadline: 503 request_timeout, and the connection closes", async () => {
+    const h = start({ requestTimeoutMs: 300 });
+    const port = h.server.port;
+    const raw = await rawConnection(port);
+    const late = `"pad"}GET /upcheck HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+    raw.socket.write(
+      `POST /echo HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${5 + late.length}\r\n\r\n{"a":`,
+    );
+    const closed = await Promise.race([
+      raw.closed.then(() => true),
+      Bun.sleep(3000).then(() => false),
+    ]);
+    // The rest of the body, had the connection stayed, would have been read after the answer.
+    if (!closed) raw.socket.write(late);
+    await Bun.sleep(100);
+    const text = raw.received.join("");
+    const answer = parseRawResponse(text);
+    expect(answer.status).toBe(503);
+    expect(text).toContain('"code":"request_timeout"');
+    expect(answer.headers.connection).toBe("close");
+    expect(closed).toBe(true);
+    expect(text.split("HTTP/1.1 ")).toHaveLength(2);
+    raw.socket.end();
   });
 
   test("a request pipelined after one that asked to close is not served", async () => {

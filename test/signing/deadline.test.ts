@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
-import { StoreGuard } from "../../src/antislashing/guard";
+import { type SlashingGuard, StoreGuard } from "../../src/antislashing/guard";
+import type { Principal } from "../../src/auth/authenticator";
 import type { LocalBlsBackend } from "../../src/bls/backend";
 import { createBlstBackend } from "../../src/bls/blst";
 import { createPooledBackend } from "../../src/bls/pool";
@@ -18,6 +19,12 @@ import { testLogger } from "../support/log-capture";
 import { verifiesAgainstOracle } from "../support/oracle";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
+/** The service is the only door: a caller that may sign with every key (auth mode none). */
+const OPERATOR_OF_EVERY_KEY = async (): Promise<Principal> => ({
+  kind: "unrestricted",
+  management: false,
+});
+
 /**
  * A request answered 503 request_timeout (its deadline aborted, as the HTTP server does when it
  * answers) is never signed afterwards. The service runs over the real sqlite store and blst; the
@@ -31,7 +38,18 @@ afterAll(() => dir.remove());
 
 const PUBKEY = INTEROP_KEYS[0] as string;
 
-async function serviceOverSqlite(maxConcurrent: number) {
+/** The guard, calling `approving` as each slashing check starts (before its answer). */
+function watched(guard: StoreGuard, approving: () => void): SlashingGuard {
+  return {
+    approve: (pubkey, request) => {
+      const check = guard.approve(pubkey, request);
+      approving();
+      return check;
+    },
+  };
+}
+
+async function serviceOverSqlite(maxConcurrent: number, approving: () => void = () => {}) {
   const path = join(dir.path, `deadline-${++counter}.sqlite`);
   const { calls, syncWal } = heldWalSync(path);
   const store = await openSqliteStore(path, { create: true, syncWal });
@@ -56,13 +74,16 @@ async function serviceOverSqlite(maxConcurrent: number) {
     keys,
     bls,
     limiter: new JobLimiter({ maxConcurrent, maxQueued: 16 }),
-    guard: new StoreGuard(store, logger),
+    guard: watched(new StoreGuard(store, logger), approving),
     network: NETWORKS.mainnet,
     canaries: new CanaryMonitor([], { increment: () => {} }, logger),
     logger,
   });
   const sign = (request: ReturnType<typeof attestationRequest>, deadline: AbortSignal) =>
-    service.sign(service.prepare(PUBKEY, request.body), { requestId: "r", deadline });
+    service.handle(OPERATOR_OF_EVERY_KEY, PUBKEY, async () => request.body, {
+      requestId: "r",
+      deadline,
+    });
   const recorded = async () => {
     let attestations = 0;
     for await (const validator of (await store.exportInterchange([PUBKEY])).validators())
@@ -109,13 +130,16 @@ describe("a request answered request_timeout is never signed afterwards", () => 
   });
 
   test("a deadline passed during the slashing check keeps the record and signs nothing", async () => {
-    const s = await serviceOverSqlite(4);
+    const deadline = new AbortController();
+    // The client is answered while the check is under way (its commit waits for the group commit).
+    let first = true;
+    const s = await serviceOverSqlite(4, () => {
+      if (first) deadline.abort();
+      first = false;
+    });
     try {
       const message = attestationRequest(7, 8, 1);
-      const deadline = new AbortController();
       const answered = errorOf(s.sign(message, deadline.signal));
-      // The check is under way (its commit waits for the group commit); the client is answered.
-      deadline.abort();
       await until(() => s.calls.length === 1);
       s.calls[0]?.release();
       expect((await answered)?.code).toBe("request_timeout");

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import { StoreGuard } from "../../src/antislashing/guard";
+import type { Principal } from "../../src/auth/authenticator";
 import type { LocalBlsBackend } from "../../src/bls/backend";
 import { createBlstBackend } from "../../src/bls/blst";
 import { createNobleBackend } from "../../src/bls/noble";
@@ -18,6 +19,12 @@ import { testLogger } from "../support/log-capture";
 import { bytesToHex, hexToBytes } from "../support/oracle";
 import { settledFlags, turns } from "../support/settle";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
+
+/** The service is the only door: a caller that may sign with every key (auth mode none). */
+const OPERATOR_OF_EVERY_KEY = async (): Promise<Principal> => ({
+  kind: "unrestricted",
+  management: false,
+});
 
 /**
  * The signing service over the real sqlite store: a signature is computed while its record's WAL
@@ -62,7 +69,7 @@ async function serviceOverSqlite() {
     logger,
   });
   const sign = (request: ReturnType<typeof attestationRequest>) =>
-    service.sign(service.prepare(PUBKEY, request.body), {
+    service.handle(OPERATOR_OF_EVERY_KEY, PUBKEY, async () => request.body, {
       requestId: `r${++counter}`,
       deadline: new AbortController().signal,
     });

@@ -1,4 +1,5 @@
 import { type RuleInput, RulesSchema } from "../../auth/schema";
+import { routePath } from "../../http/table";
 import { checkShape, describeProblem } from "../../wire/check";
 import { defineCommand } from "../command";
 import { EXIT_USAGE, fail } from "../exit";
@@ -23,8 +24,6 @@ import {
   printText,
   text,
 } from "./output";
-
-const API = "/api/v1/signer/auth";
 
 const commonArgs = { ...connectionArgs, ...requiredTokenArgs, ...jsonArgs } as const;
 
@@ -79,7 +78,7 @@ function rulesFlag(values: FlagValues): RuleInput[] {
 }
 
 function policyPath(name: string): string {
-  return `${API}/policies/${encodeURIComponent(name)}`;
+  return routePath("getPolicy", { name });
 }
 
 /** A dimension a rule does not name matches anything; an empty list matches nothing. */
@@ -125,7 +124,9 @@ const policyCreate = defineCommand({
     const name = requiredFlag(values, "name", "the policy name");
     const rules = rulesFlag(values);
     const client = clientFromFlags(values, true);
-    const { body } = await call(client, "POST", `${API}/policies`, { body: { name, rules } });
+    const { body } = await call(client, "POST", routePath("createPolicy"), {
+      body: { name, rules },
+    });
     printPolicy(values, body);
   },
 });
@@ -140,7 +141,7 @@ const policyList = defineCommand({
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, commonArgs);
     const client = clientFromFlags(values, true);
-    const { body } = await call(client, "GET", `${API}/policies`);
+    const { body } = await call(client, "GET", routePath("listPolicies"));
     if (booleanFlag(values, "json")) return printJson(body);
     const policies = dataArray(body).map(asRecord);
     if (policies.length === 0) return note("no policies");
@@ -251,7 +252,7 @@ const tokenCreate = defineCommand({
       ...(cidrs !== undefined ? { token_bound_cidrs: listFlag(cidrs) } : {}),
     };
     const client = clientFromFlags(values, true);
-    const response = await call(client, "POST", `${API}/tokens`, { body });
+    const response = await call(client, "POST", routePath("createToken"), { body });
     if (booleanFlag(values, "json")) printJson(response.body);
     else {
       const t = asRecord(response.body);
@@ -282,7 +283,7 @@ const tokenList = defineCommand({
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, commonArgs);
     const client = clientFromFlags(values, true);
-    const { body } = await call(client, "GET", `${API}/tokens`);
+    const { body } = await call(client, "GET", routePath("listTokens"));
     if (booleanFlag(values, "json")) return printJson(body);
     const tokens = dataArray(body).map(asRecord);
     if (tokens.length === 0) return note("no tokens");
@@ -320,7 +321,7 @@ const tokenRevoke = defineCommand({
     const values = parseFlags(rawArgs, { ...accessorArgs, ...commonArgs });
     const accessor = requiredFlag(values, "accessor", "the token's accessor, from token list");
     const client = clientFromFlags(values, true);
-    await call(client, "DELETE", `${API}/tokens/${encodeURIComponent(accessor)}`);
+    await call(client, "DELETE", routePath("revokeToken", { accessor }));
     note(`revoked token ${accessor}`);
   },
 });

@@ -1,3 +1,4 @@
+import { routePath } from "../../http/table";
 import { defineCommand } from "../command";
 import { call, clientFromFlags, connectionArgs, jsonArgs, requiredTokenArgs } from "./client";
 import { booleanFlag, parseFlags, secretFlag, stringFlag } from "./flags";
@@ -12,8 +13,6 @@ import {
   text,
 } from "./output";
 import { integerFlag, printRegistrations, printRotationPlan, shareWrapPlan } from "./quorum";
-
-const SYS = "/api/v1/signer/sys";
 
 const initArgs = {
   "setup-token": {
@@ -58,7 +57,7 @@ export const initCommand = defineCommand({
     // Without --share-wrap the signer's configured kms_key_arns (and kms_threshold) apply.
     const plan = wrap === undefined ? undefined : shareWrapPlan(wrap, threshold);
     const client = clientFromFlags(values, false);
-    const { body } = await call(client, "POST", `${SYS}/init`, {
+    const { body } = await call(client, "POST", routePath("init"), {
       auth: false,
       body: {
         setup_token: setupToken,
@@ -97,7 +96,7 @@ export const registerCommand = defineCommand({
     const values = parseFlags(rawArgs, registerArgs);
     const token = secretFlag(values, "registration-token");
     const client = clientFromFlags(values, false);
-    const { body } = await call(client, "POST", `${SYS}/register`, {
+    const { body } = await call(client, "POST", routePath("register"), {
       auth: false,
       body: { registration_token: token },
     });
@@ -128,7 +127,7 @@ export const sealCommand = defineCommand({
   args: sealArgs,
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, sealArgs);
-    await call(clientFromFlags(values, "token"), "POST", `${SYS}/seal`, { body: {} });
+    await call(clientFromFlags(values, "token"), "POST", routePath("seal"), { body: {} });
     printText("state  sealed");
   },
 });
@@ -147,7 +146,7 @@ export const statusCommand = defineCommand({
   args: statusArgs,
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, statusArgs);
-    const { body } = await call(clientFromFlags(values, false), "GET", `${SYS}/seal-status`, {
+    const { body } = await call(clientFromFlags(values, false), "GET", routePath("sealStatus"), {
       auth: false,
     });
     if (booleanFlag(values, "json")) return printJson(body);

@@ -1,3 +1,4 @@
+import { routePath } from "../../http/table";
 import { parseAgeIdentityFile } from "../../seal/wrap/age";
 import { kmsClientFor } from "../../seal/wrap/awskms";
 import { parseWrapSpec, unwrapShare } from "../../seal/wrap/index";
@@ -31,8 +32,6 @@ import {
   text,
 } from "./output";
 
-const SYS = "/api/v1/signer/sys";
-
 export const credentialArgs = {
   credential: {
     type: "string",
@@ -56,7 +55,7 @@ async function submitOwnShare(
   values: FlagValues,
   submitPath: string,
 ): Promise<Record<string, unknown>> {
-  const { body } = await call(client, "GET", `${SYS}/share`);
+  const { body } = await call(client, "GET", routePath("share"));
   const fetched = asRecord(body);
   const operator = text(fetched.operator);
   const wrap = String(fetched.share_wrap ?? "");
@@ -129,7 +128,7 @@ export function printRotationPlan(
  * `--yes`: an operator must see the new wrapping keys and threshold before giving up a share.
  */
 async function confirmRotation(client: SignerClient, values: FlagValues): Promise<void> {
-  const { body } = await call(client, "GET", `${SYS}/seal-status`, { auth: false });
+  const { body } = await call(client, "GET", routePath("sealStatus"), { auth: false });
   const progress = (
     Array.isArray(asRecord(body).progress) ? asRecord(body).progress : []
   ) as unknown[];
@@ -164,7 +163,7 @@ export const unsealCommand = defineCommand({
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, shareArgs);
     const client = clientFromFlags(values, "credential");
-    const result = await submitOwnShare(client, values, `${SYS}/unseal`);
+    const result = await submitOwnShare(client, values, routePath("unseal"));
     if (booleanFlag(values, "json")) return printJson(result);
     if (result.complete === true) printText("state  unsealed");
     else {
@@ -187,7 +186,7 @@ export const generateRootTokenCommand = defineCommand({
   async run({ rawArgs }) {
     const values = parseFlags(rawArgs, shareArgs);
     const client = clientFromFlags(values, "credential");
-    const result = await submitOwnShare(client, values, `${SYS}/generate-root`);
+    const result = await submitOwnShare(client, values, routePath("generateRoot"));
     if (booleanFlag(values, "json")) printJson(result);
     else if (result.complete === true) {
       printText(
@@ -251,10 +250,10 @@ const rotateQuorumCommand = defineCommand({
     if (hasToken) {
       const client = clientFromFlags(values, "token");
       if (booleanFlag(values, "cancel")) {
-        await call(client, "DELETE", `${SYS}/rotate-quorum`);
+        await call(client, "DELETE", routePath("cancelRotation"));
         return note("Quorum rotation cancelled; submitted shares were discarded.");
       }
-      const started = await call(client, "POST", `${SYS}/rotate-quorum`, {
+      const started = await call(client, "POST", routePath("startRotation"), {
         body: startBody(values),
       });
       if (json) return printJson(started.body);
@@ -267,7 +266,7 @@ const rotateQuorumCommand = defineCommand({
       fail("--share-wrap, --threshold and --cancel go with --token", EXIT_USAGE);
     const client = clientFromFlags(values, "credential");
     await confirmRotation(client, values);
-    const result = await submitOwnShare(client, values, `${SYS}/rotate-quorum/share`);
+    const result = await submitOwnShare(client, values, routePath("rotationShare"));
     if (json) return printJson(result);
     if (result.complete !== true) return printProgress(result);
     printRegistrations(result);

@@ -1,5 +1,5 @@
 import type { HealthRegistry } from "../../observability/health";
-import { route } from "../route";
+import type { Handlers } from "../table";
 
 /**
  * JSON when asked for, or when a GET declares a JSON body (Lodestar 1.5's upcheck sends
@@ -13,27 +13,15 @@ function wantsJson(headers: Headers): boolean {
 }
 
 /** Liveness (`/upcheck`, Web3Signer's plain "OK") and readiness (`/healthcheck`, JSON). */
-export function healthRoutes(health: HealthRegistry) {
-  return [
-    route({
-      method: "GET",
-      path: "/upcheck",
-      access: { kind: "public" },
-      servedWhileSealed: true,
-      handle: ({ headers }) =>
-        wantsJson(headers)
-          ? Response.json({ status: "OK" })
-          : new Response("OK", { headers: { "content-type": "text/plain; charset=utf-8" } }),
-    }),
-    route({
-      method: "GET",
-      path: "/healthcheck",
-      access: { kind: "public" },
-      servedWhileSealed: true,
-      handle: async () => {
-        const report = await health.report();
-        return Response.json(report, { status: report.status === "UP" ? 200 : 503 });
-      },
-    }),
-  ];
+export function healthHandlers(health: HealthRegistry): Handlers<"upcheck" | "healthcheck"> {
+  return {
+    upcheck: ({ headers }) =>
+      wantsJson(headers)
+        ? Response.json({ status: "OK" })
+        : new Response("OK", { headers: { "content-type": "text/plain; charset=utf-8" } }),
+    healthcheck: async () => {
+      const report = await health.report();
+      return Response.json(report, { status: report.status === "UP" ? 200 : 503 });
+    },
+  };
 }

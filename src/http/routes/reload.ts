@@ -1,7 +1,5 @@
 import type { KeyReloader } from "../../keys/reload";
-import { route } from "../route";
-
-export const RELOAD_PATH = "/reload";
+import type { Handlers } from "../table";
 
 /**
  * Web3Signer's reload routes. POST answers 202 at once and reloads the key sources in the
@@ -9,32 +7,19 @@ export const RELOAD_PATH = "/reload";
  * went. Access (docs/keys.md): a reload changes which keys sign, so with auth configured it
  * takes the scope that loads keys, import_keystores; without auth it is open, as Web3Signer's.
  */
-export function reloadRoutes(reloader: KeyReloader) {
-  return [
-    route({
-      method: "POST",
-      path: RELOAD_PATH,
-      access: { kind: "scope", scope: "import_keystores" },
-      servedWhileSealed: false,
-      bodyless: true,
-      handle: () => {
-        reloader.request("api");
-        return Response.json(
-          {
-            status: "accepted",
-            message:
-              "Reload operation accepted and is running in the background. Use GET /reload to check status.",
-          },
-          { status: 202 },
-        );
-      },
-    }),
-    route({
-      method: "GET",
-      path: RELOAD_PATH,
-      access: { kind: "scope", scope: "signer_status" },
-      servedWhileSealed: false,
-      handle: () => reloader.status(),
-    }),
-  ];
+export function reloadHandlers(reloader: KeyReloader): Handlers<"reload" | "reloadStatus"> {
+  return {
+    reload: () => {
+      reloader.request("api");
+      return Response.json(
+        {
+          status: "accepted",
+          message:
+            "Reload operation accepted and is running in the background. Use GET /reload to check status.",
+        },
+        { status: 202 },
+      );
+    },
+    reloadStatus: () => reloader.status(),
+  };
 }

@@ -4,7 +4,7 @@ import { NOOP_TRACER, type Tracer } from "../../observability/tracing";
 import type { SigningService } from "../../signing/service";
 import { toHex } from "../../wire/hex";
 import { STATUS_BY_CODE } from "../errors";
-import { route } from "../route";
+import type { Handlers } from "../table";
 
 let lastAccept: string | undefined;
 let lastWantsJson = false;
@@ -33,70 +33,54 @@ function signatureResponse(signature: Uint8Array, accept: string | null): Respon
     : new Response(hex, { headers: { "content-type": "text/plain; charset=utf-8" } });
 }
 
-export const SIGN_PATH_PREFIX = "/api/v1/eth2/sign/";
-
 /**
  * The Web3Signer signing routes. Each sign request is the server span `sign` (a child of the
  * caller's `traceparent`), which the service annotates with what it signed or why it did not;
- * this adapter adds only the HTTP status. Signing is served directly (it is every request a
- * validator client makes).
+ * this adapter adds only the HTTP status. The service authenticates the caller before it reads
+ * the body (`body` is the reader), so a refused caller is answered before its body arrives.
  */
-export function signingRoutes(service: SigningService, tracer: Tracer = NOOP_TRACER) {
-  return [
-    route({
-      method: "POST",
-      path: `${SIGN_PATH_PREFIX}:identifier`,
-      access: { kind: "per_key", scope: "sign" },
-      servedWhileSealed: false,
-      direct: true,
-      bodyParsedBy: "signing/parse.ts",
-      params: { identifier: "public key" },
-      handle: ({ body, params, headers, meta }, caller) => {
-        if (!tracer.enabled) {
-          // Every request a validator client makes: no span, no closures, no trace headers read.
-          return service
-            .handle(caller.authenticate, params.identifier ?? "", body, {
-              requestId: meta.id,
-              deadline: meta.deadline,
-            })
-            .then((signature) => signatureResponse(signature, headers.get("accept")));
+export function signingHandlers(
+  service: SigningService,
+  tracer: Tracer = NOOP_TRACER,
+): Handlers<"sign" | "publicKeys"> {
+  return {
+    sign: ({ body, params, headers, meta }, caller) => {
+      if (!tracer.enabled) {
+        // Every request a validator client makes: no span, no closures, no trace headers read.
+        return service
+          .handle(caller.authenticate, params.identifier ?? "", body, {
+            requestId: meta.id,
+            deadline: meta.deadline,
+          })
+          .then((signature) => signatureResponse(signature, headers.get("accept")));
+      }
+      const trace = {
+        traceparent: headers.get("traceparent"),
+        tracestate: headers.get("tracestate"),
+      };
+      return tracer.serve("sign", trace, { "sigil.request_id": meta.id }, async () => {
+        try {
+          const signature = await service.handle(
+            caller.authenticate,
+            params.identifier ?? "",
+            body,
+            { requestId: meta.id, deadline: meta.deadline },
+          );
+          tracer.annotate({ "http.response.status_code": 200 });
+          return signatureResponse(signature, headers.get("accept"));
+        } catch (error) {
+          // Past the deadline the client has been answered 503 request_timeout already.
+          const code = meta.deadline.aborted
+            ? "request_timeout"
+            : isSigilError(error)
+              ? error.code
+              : "internal_error";
+          tracer.annotate({ "http.response.status_code": STATUS_BY_CODE[code] });
+          throw error;
         }
-        const trace = {
-          traceparent: headers.get("traceparent"),
-          tracestate: headers.get("tracestate"),
-        };
-        return tracer.serve("sign", trace, { "sigil.request_id": meta.id }, async () => {
-          try {
-            const signature = await service.handle(
-              caller.authenticate,
-              params.identifier ?? "",
-              body,
-              { requestId: meta.id, deadline: meta.deadline },
-            );
-            tracer.annotate({ "http.response.status_code": 200 });
-            return signatureResponse(signature, headers.get("accept"));
-          } catch (error) {
-            // Past the deadline the client has been answered 503 request_timeout already.
-            const code = meta.deadline.aborted
-              ? "request_timeout"
-              : isSigilError(error)
-                ? error.code
-                : "internal_error";
-            tracer.annotate({ "http.response.status_code": STATUS_BY_CODE[code] });
-            throw error;
-          }
-        });
-      },
-    }),
-    route({
-      method: "GET",
-      path: "/api/v1/eth2/publicKeys",
-      access: { kind: "per_key", scope: "public_keys" },
-      servedWhileSealed: false,
-      handle: async (_input, caller) =>
-        Response.json(
-          visibleKeys(await caller.authenticate(), "public_keys", service.publicKeys()),
-        ),
-    }),
-  ];
+      });
+    },
+    publicKeys: async (_input, caller) =>
+      Response.json(visibleKeys(await caller.authenticate(), "public_keys", service.publicKeys())),
+  };
 }

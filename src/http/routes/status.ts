@@ -1,4 +1,4 @@
-import { route } from "../route";
+import type { Handlers } from "../table";
 
 export interface SignerStatus {
   version: string;
@@ -8,15 +8,7 @@ export interface SignerStatus {
   keys: Record<string, number>;
 }
 
-/** GET /api/v1/signer/status (scope signer_status): what monitoring wants to know. */
-export function statusRoutes(status: () => Promise<SignerStatus>) {
-  return [
-    route({
-      method: "GET",
-      path: "/api/v1/signer/status",
-      access: { kind: "scope", scope: "signer_status" },
-      servedWhileSealed: true,
-      handle: () => status(),
-    }),
-  ];
+/** GET /api/v1/signer/status: what monitoring wants to know. */
+export function statusHandlers(status: () => Promise<SignerStatus>): Handlers<"status"> {
+  return { status: () => status() };
 }

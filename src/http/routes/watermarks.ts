@@ -1,17 +1,11 @@
-import { route } from "../route";
+import type { Handlers } from "../table";
 
 /**
  * GET /api/v1/eth2/highWatermark (scope signer_status): Web3Signer's endpoint, the database's high
  * watermark as `{"epoch":"…","slot":"…"}` (uint64 as decimal strings), `{}` when there is none.
  */
-export function watermarkRoutes(highWatermark: () => Promise<{ epoch?: string; slot?: string }>) {
-  return [
-    route({
-      method: "GET",
-      path: "/api/v1/eth2/highWatermark",
-      access: { kind: "scope", scope: "signer_status" },
-      servedWhileSealed: false,
-      handle: () => highWatermark(),
-    }),
-  ];
+export function watermarkHandlers(
+  highWatermark: () => Promise<{ epoch?: string; slot?: string }>,
+): Handlers<"highWatermark"> {
+  return { highWatermark: () => highWatermark() };
 }

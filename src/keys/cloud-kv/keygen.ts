@@ -1,7 +1,7 @@
 import type { BlsBackend } from "../../bls/backend";
 import { SigilError } from "../../errors";
 import type { Logger } from "../../observability/log";
-import { type KeygenCommand, keygenRequest } from "../import-request";
+import type { KeygenCommand } from "../import-request";
 import type { KeyService } from "../key-service";
 import type { NewKey } from "../sources/source";
 import { encryptMnemonicBackup } from "./backup";
@@ -10,7 +10,6 @@ import { type DerivedValidatorKey, deriveValidatorKeys, newMnemonic } from "./de
 export interface CloudKvKeygenDeps {
   readonly service: KeyService;
   readonly bls: BlsBackend;
-  readonly maxItemsPerRequest: number;
   /** Table writes in flight (keygen.max_concurrent_keygen). */
   readonly maxConcurrentKeygen: number;
   /** Age recipients of the mnemonic backup; undefined = backup disabled (mnemonic discarded). */
@@ -35,15 +34,7 @@ const DERIVE_BATCH = 32;
  * discarded.
  */
 export class CloudKvKeygen {
-  /** The body generate takes, for this signer's item limit (the route declares it). */
-  readonly request: ReturnType<typeof keygenRequest>;
-
-  constructor(private readonly deps: CloudKvKeygenDeps) {
-    this.request = keygenRequest(
-      deps.maxItemsPerRequest,
-      "key_sources.cloud_kv.keygen.max_items_per_request",
-    );
-  }
+  constructor(private readonly deps: CloudKvKeygenDeps) {}
 
   async generate(command: KeygenCommand, cutoff: AbortSignal): Promise<GeneratedKeys> {
     const { count } = command;
