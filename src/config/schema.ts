@@ -123,8 +123,8 @@ const Server = Type.Object(
     max_request_body_bytes: int(
       1024,
       1 << 30,
-      1 << 20,
-      "Larger request bodies get 413 (sigil extension).",
+      16 << 20,
+      "Larger request bodies get 413 (sigil extension). 16 MiB: a Gloas execution payload envelope carries the whole payload as hex.",
     ),
     tls: Type.Optional(ServerTls),
   },

@@ -46,7 +46,7 @@ export interface HttpAppOptions {
 const SEALED_MESSAGE =
   "the signer is sealed: a quorum of operators must unseal it (sigil operator unseal)";
 const MAX_SHOWN_PATH = 120;
-/** Eight bodies at the default 1 MiB limit; one body is always admitted, whatever its size. */
+/** Eight bodies of 1 MiB; one body is always admitted, whatever its size (up to the route's limit). */
 export const UNAUTHENTICATED_BODY_BYTES = 8 << 20;
 
 /**
