@@ -100,12 +100,16 @@ test("cloud_kv keys load at unseal, sign, and are dropped on seal; a key that do
     const hex = (h: string) => new Uint8Array(Buffer.from(h.slice(2), "hex"));
     expect(bls.verify(hex(key), hex(message.signingRoot), hex(signature))).toBe(true);
 
-    // keygen and writable are off: their routes do not exist; the inventory does.
+    // keygen and writable are off: their routes do not exist; the inventory does, so its path
+    // answers the other methods 405 with `Allow: GET`.
     const route = (method: string, path: string) =>
       fetch(`${sigil.url}${path}`, { method, headers, body: method === "GET" ? undefined : "{}" });
     expect((await route("POST", "/api/v1/signer/keys/generate")).status).toBe(404);
-    expect((await route("POST", "/api/v1/signer/keys")).status).toBe(404);
-    expect((await route("DELETE", "/api/v1/signer/keys")).status).toBe(404);
+    for (const method of ["POST", "DELETE"]) {
+      const refused = await route(method, "/api/v1/signer/keys");
+      expect(refused.status).toBe(405);
+      expect(refused.headers.get("allow")).toBe("GET");
+    }
     const inventory = (await (await route("GET", "/api/v1/signer/keys")).json()) as {
       data: { status: string; loaded: boolean }[];
     };
