@@ -4,7 +4,11 @@ import { AuthFailureLimiter } from "../commit-boost/limiter";
 import { commitBoostMetrics } from "../commit-boost/metrics";
 import { proxyKek } from "../commit-boost/proxy-seal";
 import type { ProxyStore } from "../commit-boost/proxy-store";
-import { type CommitBoostModule, CommitBoostService } from "../commit-boost/service";
+import {
+  type CommitBoostModule,
+  CommitBoostService,
+  type ProxySealing,
+} from "../commit-boost/service";
 import { loadCommitBoostTls } from "../commit-boost/tls";
 import { commitBoostChainId } from "../config/commit-boost";
 import { ConfigProblemsError } from "../config/problems";
@@ -100,16 +104,17 @@ export async function wireCommitBoost(
   const chainId = commitBoostChainId(config, deps.network);
   if (chainId === undefined) throw new Error("commit_boost.chain_id: the network gives none");
   const { seal } = deps;
-  let kek: () => Uint8Array | undefined;
-  if (seal) {
-    kek = () => {
-      const master = seal.currentMasterKey();
-      return master ? proxyKek(master) : undefined;
-    };
-  } else {
-    const fixed = proxyKek(new TextEncoder().encode(secret(cb.proxy_seal_key ?? "", deps.env)));
-    kek = () => fixed;
-  }
+  // Proxies are sealed as their consensus key is protected: the master key on a stateful
+  // signer, else the consensus key itself (docs/commit-boost.md, proxy keys).
+  const sealing: ProxySealing = seal
+    ? {
+        by: "master-key",
+        kek: () => {
+          const master = seal.currentMasterKey();
+          return master ? proxyKek(master) : undefined;
+        },
+      }
+    : { by: "consensus-key" };
   const modules = new Map<string, CommitBoostModule>(
     cb.modules.map((m) => [
       m.id,
@@ -127,7 +132,7 @@ export async function wireCommitBoost(
       keys: deps.keys,
       bls: deps.bls,
       store,
-      proxyKek: kek,
+      sealing,
       chain: { chainId, genesisForkVersion: deps.network.genesisForkVersion },
       modules,
       maxProxiesPerKey: cb.max_proxies_per_key,
@@ -177,7 +182,7 @@ export async function wireCommitBoost(
       chain_id: chainId.toString(),
       modules: cb.modules.map((m) => m.id).join(","),
       proxy_store: store.backend,
-      proxies_sealed_by: seal ? "signer_state master key" : "commit_boost.proxy_seal_key",
+      proxies_sealed_by: seal ? "signer_state master key" : "consensus key",
     });
     return {
       service,

@@ -11,7 +11,15 @@ import type { KeyStore } from "../keys/key-store";
 import type { Logger } from "../observability/log";
 import { toHex } from "../wire/hex";
 import { ecdsaAddress, ecdsaSign, newEcdsaSecret } from "./ecdsa";
-import { openProxySecret, sealProxySecret } from "./proxy-seal";
+import {
+  consensusSealKey,
+  masterSealKey,
+  openProxySecret,
+  type ProxyIdentity,
+  type ProxySealKey,
+  proxySealRoot,
+  sealProxySecret,
+} from "./proxy-seal";
 import type { ProxyRecord, ProxyScheme, ProxyStore } from "./proxy-store";
 import { commitBoostDomain, delegationSigningRoot, requestSigningRoot } from "./roots";
 
@@ -28,12 +36,19 @@ export interface CommitBoostModule {
   readonly pubkeys?: ReadonlySet<string>;
 }
 
+/**
+ * What seals proxy secrets (proxy-seal.ts): the seal's master key on a stateful signer (its
+ * key-encryption key, undefined while sealed), else each proxy's own consensus key.
+ */
+export type ProxySealing =
+  | { readonly by: "master-key"; readonly kek: () => Uint8Array | undefined }
+  | { readonly by: "consensus-key" };
+
 export interface CommitBoostServiceOptions {
   readonly keys: KeyStore;
   readonly bls: BlsBackend;
   readonly store: ProxyStore;
-  /** The key-encryption key of proxy secrets; undefined while the signer is sealed. */
-  readonly proxyKek: () => Uint8Array | undefined;
+  readonly sealing: ProxySealing;
   readonly chain: CommitBoostChain;
   readonly modules: ReadonlyMap<string, CommitBoostModule>;
   /** Proxies one module may hold per consensus key (both schemes): a runaway module stops here. */
@@ -72,10 +87,14 @@ export interface ConsensusProxies {
   readonly proxyEcdsa: string[];
 }
 
-/** A proxy opened for signing, kept while its stored row stays the same. */
+/** A proxy opened for signing, kept while its stored row (`row`, rowKey) stays the same. */
 type OpenProxy =
-  | { sealed: string; scheme: "bls"; key: BlsSecretKey }
-  | { sealed: string; scheme: "ecdsa"; secret: Uint8Array };
+  | { row: string; scheme: "bls"; key: BlsSecretKey }
+  | { row: string; scheme: "ecdsa"; secret: Uint8Array };
+
+/** Everything a sealed secret is bound to: a row moved to another key or module is opened anew. */
+const rowKey = (record: ProxyIdentity & { sealed: string }) =>
+  JSON.stringify([record.scheme, record.consensus, record.module, record.sealed]);
 
 /** BLS12-381 group order r: a secret key is in [1, r). */
 const BLS_ORDER = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001n;
@@ -96,12 +115,14 @@ const unknownKey = (what: string) => new SigilError("unknown_pubkey", `unknown $
 export class CommitBoostService {
   readonly #options: CommitBoostServiceOptions;
   readonly #domain: Uint8Array;
+  readonly #sealRoot: Uint8Array;
   readonly #open = new Map<string, OpenProxy>();
   readonly #log: Logger;
 
   constructor(options: CommitBoostServiceOptions) {
     this.#options = options;
     this.#domain = commitBoostDomain(options.chain.genesisForkVersion);
+    this.#sealRoot = proxySealRoot(options.chain.genesisForkVersion);
     this.#log = options.logger;
   }
 
@@ -124,10 +145,29 @@ export class CommitBoostService {
     return entry;
   }
 
-  #kek(): Uint8Array {
-    const kek = this.#options.proxyKek();
+  #masterKek(sealing: ProxySealing & { by: "master-key" }): Uint8Array {
+    const kek = sealing.kek();
     if (!kek) throw new SigilError("sealed", "proxy keys are sealed until the signer is unsealed");
     return kek;
+  }
+
+  /**
+   * The key sealing `identity`'s secret, a copy the caller wipes. Without signer_state it comes
+   * from the consensus key's signature of the seal root, made by the same backend (worker pool)
+   * as every other signature and wiped here: it is never returned, logged or counted as a
+   * signature anyone received (canary keys are told of the delegation, which always comes first).
+   * Not cached: each proxy opens once per process (#open), and generating one already costs a
+   * signature, so keeping it would only add a long-lived secret to memory.
+   */
+  async #sealKey(consensus: BlsSecretKey, identity: ProxyIdentity): Promise<ProxySealKey> {
+    const { sealing } = this.#options;
+    if (sealing.by === "master-key") return masterSealKey(this.#masterKek(sealing).slice());
+    const signature = await this.#options.bls.sign(consensus, this.#sealRoot);
+    try {
+      return consensusSealKey(signature, identity);
+    } finally {
+      signature.fill(0);
+    }
   }
 
   async getPubkeys(module: string): Promise<ConsensusProxies[]> {
@@ -185,8 +225,8 @@ export class CommitBoostService {
     // Another module's proxy reads as unknown: a module only ever sees its own.
     if (!record || record.scheme !== scheme || record.module !== command.module)
       throw unknownKey(`${scheme} proxy`);
-    this.#consensusKey(moduleConfig, record.consensus);
-    const proxy = this.#opened(record);
+    const consensus = this.#consensusKey(moduleConfig, record.consensus);
+    const proxy = await this.#opened(record, consensus.key);
     const root = this.#root(command, signingId);
     const signature =
       proxy.scheme === "bls"
@@ -195,31 +235,52 @@ export class CommitBoostService {
     return this.#signed(command, signingId, signature);
   }
 
-  #opened(record: ProxyRecord): OpenProxy {
+  async #opened(record: ProxyRecord, consensus: BlsSecretKey): Promise<OpenProxy> {
+    const row = rowKey(record);
     const cached = this.#open.get(record.proxy);
-    if (cached && cached.sealed === record.sealed) return cached;
-    const secret = openProxySecret(this.#kek(), record, record.sealed);
+    if (cached?.row === row) return cached;
+    // Its row changed (another key, module or secret): what was opened from the old one goes.
+    if (cached) this.#forget(record.proxy, cached);
+    const sealKey = await this.#sealKey(consensus, record);
+    let secret: Uint8Array;
     try {
-      let opened: OpenProxy;
+      secret = openProxySecret(sealKey, record, record.sealed);
+    } finally {
+      sealKey.key.fill(0);
+    }
+    let opened: OpenProxy;
+    try {
       if (record.scheme === "bls") {
         const key = this.#options.bls.importSecretKey(secret);
-        if (key.pubkey !== record.proxy) throw new Error("stored BLS proxy does not match its id");
-        opened = { sealed: record.sealed, scheme: "bls", key };
+        opened = { row, scheme: "bls", key };
+        if (key.pubkey !== record.proxy) {
+          this.#options.bls.forget?.(key);
+          throw new Error("stored BLS proxy does not match its id");
+        }
       } else {
         if (toHex(ecdsaAddress(secret)) !== record.proxy)
           throw new Error("stored ECDSA proxy does not match its address");
-        opened = { sealed: record.sealed, scheme: "ecdsa", secret: secret.slice() };
+        opened = { row, scheme: "ecdsa", secret: secret.slice() };
       }
-      this.#open.set(record.proxy, opened);
-      return opened;
     } finally {
       secret.fill(0);
     }
+    // Another request opened it meanwhile: keep one copy, of this row.
+    const current = this.#open.get(record.proxy);
+    if (current?.row === row) {
+      this.#wipe(opened);
+      return current;
+    }
+    if (current) this.#forget(record.proxy, current);
+    this.#open.set(record.proxy, opened);
+    return opened;
   }
 
   async generateProxy(module: string, pubkey: string, scheme: ProxyScheme): Promise<Delegation> {
     const entry = this.#consensusKey(this.#module(module), pubkey);
-    const kek = this.#kek();
+    const { sealing } = this.#options;
+    // While sealed, refuse before anything is generated or signed.
+    if (sealing.by === "master-key") this.#masterKek(sealing);
     const held = (await this.#options.store.listByModule(module)).filter(
       (record) => record.consensus === pubkey,
     ).length;
@@ -244,18 +305,25 @@ export class CommitBoostService {
       const signature = toHex(await this.#options.bls.sign(entry.key, root));
       this.#options.onConsensusSignature?.(pubkey, "delegation");
       const identity = { scheme, proxy, consensus: pubkey, module };
-      const sealed = sealProxySecret(kek, identity, secret);
+      const sealKey = await this.#sealKey(entry.key, identity);
+      let sealed: string;
+      try {
+        sealed = sealProxySecret(sealKey, identity, secret);
+      } finally {
+        sealKey.key.fill(0);
+      }
       await this.#options.store.put({
         ...identity,
         sealed,
         delegationSignature: signature,
         createdAt: Date.now(),
       });
+      const row = rowKey({ ...identity, sealed });
       this.#open.set(
         proxy,
         blsKey
-          ? { sealed, scheme: "bls", key: blsKey }
-          : { sealed, scheme: "ecdsa", secret: secret.slice() },
+          ? { row, scheme: "bls", key: blsKey }
+          : { row, scheme: "ecdsa", secret: secret.slice() },
       );
       return { delegator: pubkey, proxy, signature };
     } finally {
@@ -269,9 +337,7 @@ export class CommitBoostService {
     for (const [proxy, opened] of this.#open) {
       // The cache holds only proxies of keys still stored; drop those whose row is gone.
       if ((await this.#options.store.get(proxy)) !== undefined) continue;
-      if (opened.scheme === "bls") this.#options.bls.forget?.(opened.key);
-      else opened.secret.fill(0);
-      this.#open.delete(proxy);
+      this.#forget(proxy, opened);
     }
     if (deleted > 0) this.#log.info("commit-boost proxies deleted", { consensus, deleted });
     return deleted;
@@ -279,10 +345,16 @@ export class CommitBoostService {
 
   /** Wipes the proxies opened in memory (seal, stop). */
   forgetOpened(): void {
-    for (const opened of this.#open.values()) {
-      if (opened.scheme === "bls") this.#options.bls.forget?.(opened.key);
-      else opened.secret.fill(0);
-    }
-    this.#open.clear();
+    for (const [proxy, opened] of this.#open) this.#forget(proxy, opened);
+  }
+
+  #forget(proxy: string, opened: OpenProxy): void {
+    this.#wipe(opened);
+    this.#open.delete(proxy);
+  }
+
+  #wipe(opened: OpenProxy): void {
+    if (opened.scheme === "bls") this.#options.bls.forget?.(opened.key);
+    else opened.secret.fill(0);
   }
 }

@@ -5,7 +5,6 @@ import type { Config } from "./schema";
 import { validateConfig } from "./validate";
 
 const SIGNING_ID = `0x${"6a".repeat(32)}`;
-const SEAL_KEY = "s".repeat(32);
 
 function config(edit: (c: Config) => void): Config {
   const loaded = loadConfig({ argv: [], env: {} });
@@ -19,7 +18,6 @@ function config(edit: (c: Config) => void): Config {
     pool_size: 2,
     force_ipv4: false,
   };
-  c.commit_boost.proxy_seal_key = SEAL_KEY;
   edit(c);
   return c;
 }
@@ -72,11 +70,6 @@ describe("commit_boost config check", () => {
         "commit_boost.proxy_store: required without signer_state",
       ],
       [
-        (c) => delete c.commit_boost.proxy_seal_key,
-        "commit_boost.proxy_seal_key: required without signer_state",
-      ],
-      [(c) => (c.commit_boost.proxy_seal_key = "short"), "at least 32"],
-      [
         (c) => (c.commit_boost.listen_port = c.server.listen_port),
         "commit_boost.listen_port: is server.listen_port too",
       ],
@@ -104,14 +97,15 @@ describe("commit_boost config check", () => {
   });
 
   test("a secret from the environment counts when set", () => {
-    const c = config((c) => (c.commit_boost.proxy_seal_key = "env:CB_SEAL"));
-    expect(problemsOf(c, { CB_SEAL: SEAL_KEY })).toEqual([]);
+    const c = config(
+      (c) => ((c.commit_boost.modules[0] as { jwt_secret: string }).jwt_secret = "env:CB_JWT"),
+    );
+    expect(problemsOf(c, { CB_JWT: "j".repeat(16) })).toEqual([]);
   });
 
   test("with signer_state, its database and master key are the defaults", () => {
     const c = config((c) => {
       delete c.commit_boost.proxy_store;
-      delete c.commit_boost.proxy_seal_key;
       c.signer_state = {
         backend: "sqlite",
         path: "/tmp/s.sqlite",

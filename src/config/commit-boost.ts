@@ -9,9 +9,8 @@ import type { Config } from "./schema";
 type Env = Record<string, string | undefined>;
 type Report = (where: string, message: string) => void;
 
-/** Shorter secrets are refused: a JWT secret or seal key is guessed offline from one token. */
+/** Shorter secrets are refused: a JWT secret is guessed offline from one token. */
 export const MIN_JWT_SECRET_LENGTH = 16;
-export const MIN_PROXY_SEAL_KEY_LENGTH = 32;
 
 const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
 
@@ -99,26 +98,6 @@ export function checkCommitBoost(
       report(`${where}.table`, `required when ${where}.backend is dynamodb`);
   } else if (!config.signer_state) {
     report("commit_boost.proxy_store", "required without signer_state: proxy keys need a database");
-  }
-  if (!config.signer_state) {
-    if (cb.proxy_seal_key === undefined) {
-      report(
-        "commit_boost.proxy_seal_key",
-        "required without signer_state: it seals proxy keys at rest",
-      );
-    } else {
-      const key = secretValue(cb.proxy_seal_key, env);
-      if (key === undefined)
-        report(
-          "commit_boost.proxy_seal_key",
-          `environment variable ${cb.proxy_seal_key.slice(4)} is not set`,
-        );
-      else if (key.length < MIN_PROXY_SEAL_KEY_LENGTH)
-        report(
-          "commit_boost.proxy_seal_key",
-          `must be at least ${MIN_PROXY_SEAL_KEY_LENGTH} characters`,
-        );
-    }
   }
 }
 

@@ -659,14 +659,6 @@ const CommitBoost = Type.Object(
       "Proxy keys one module may generate per consensus key; more get 400.",
     ),
     proxy_store: Type.Optional(CommitBoostProxyStore),
-    proxy_seal_key: Type.Optional(
-      Type.String({
-        minLength: 1,
-        description:
-          "Secret (env:VAR; at least 32 characters) sealing proxy keys at rest when there is no signer_state master key.",
-        secret: "value",
-      }),
-    ),
   },
   strict,
 );

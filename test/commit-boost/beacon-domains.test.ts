@@ -2,17 +2,28 @@
 // object roots and nonces, each signature (consensus key and BLS proxy) is checked against every
 // beacon domain type of the consensus specs (@lodestar/params), every fork version of the
 // network (@lodestar/config's Hoodi), with its genesis validators root and a zero one, over both
-// the root the module sent and the signing-info root sigil built from it.
+// the root the module sent and the signing-info root sigil built from it. And the message whose
+// signature seals proxy keys (proxy-seal.ts) is in a domain none of these, nor any domain sigil
+// signs in, so no request anywhere can get it signed.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { PublicKey, Signature, verify } from "@chainsafe/blst";
 import { hoodiChainConfig } from "@lodestar/config/networks";
 import * as params from "@lodestar/params";
 import fc from "fast-check";
+import {
+  PROXY_SEAL_DOMAIN_TYPE,
+  PROXY_SEAL_TAG,
+  proxySealRoot,
+} from "../../src/commit-boost/proxy-seal";
+import { COMMIT_BOOST_DOMAIN_TYPE } from "../../src/commit-boost/roots";
+import * as sigilDomains from "../../src/signing/ssz";
+import * as sigilGloasDomains from "../../src/signing/ssz-gloas";
 import { fromHex, toHex } from "../../src/wire/hex";
 import { TempDir } from "../support/cli";
 import {
   cbCall,
   MODULES,
+  oracleCommitBoostDomain,
   oracleRequestRoot,
   startCommitBoostSigner,
 } from "../support/commit-boost";
@@ -99,6 +110,41 @@ async function signBoth(objectRoot: string, nonce: number) {
   };
 }
 
+const GENESIS = "0x10000910";
+const SEAL_ROOT = toHex(proxySealRoot(fromHex(GENESIS)));
+/** Every domain type sigil signs in: its beacon and builder constants and Commit-Boost's. */
+const SIGIL_DOMAIN_TYPES = [
+  ...Object.entries({ ...sigilDomains, ...sigilGloasDomains })
+    .filter(([name, value]) => name.startsWith("DOMAIN_") && value instanceof Uint8Array)
+    .map(([, value]) => toHex(value as Uint8Array)),
+  toHex(COMMIT_BOOST_DOMAIN_TYPE),
+];
+
+test("the proxy-seal message is in no beacon, builder or Commit-Boost domain", () => {
+  const sealType = toHex(PROXY_SEAL_DOMAIN_TYPE);
+  expect(SIGIL_DOMAIN_TYPES.length).toBeGreaterThanOrEqual(14);
+  expect(SIGIL_DOMAIN_TYPES).toContain("0x0b000001");
+  for (const type of [...DOMAIN_TYPES, ...SIGIL_DOMAIN_TYPES]) expect(type).not.toBe(sealType);
+  // The documented message, computed independently (@lodestar/types): "sgPS", the genesis fork
+  // version, a zero validators root, the 32-byte tag.
+  const sealDomain = oracleDomain("0x73675053", GENESIS, ZERO);
+  expect(toHex(oracleSigningRoot(PROXY_SEAL_TAG, sealDomain))).toBe(SEAL_ROOT);
+  const everyDomain = [
+    ...BEACON_DOMAINS,
+    ...SIGIL_DOMAIN_TYPES.flatMap((type) =>
+      FORK_VERSIONS.flatMap((fork) =>
+        [HOODI_GVR, ZERO].map((gvr) => oracleDomain(type, fork, gvr)),
+      ),
+    ),
+    oracleCommitBoostDomain(GENESIS),
+  ];
+  for (const domain of everyDomain) {
+    // Its first 4 bytes differ, so SigningData of any object root differs (short of a collision).
+    expect(toHex(domain.subarray(0, 4))).not.toBe(sealType);
+    expect(toHex(oracleSigningRoot(PROXY_SEAL_TAG, domain))).not.toBe(SEAL_ROOT);
+  }
+});
+
 const rootArb = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => toHex(b));
 const nonceArb = fc.integer({ min: 0, max: 2 ** 31 });
 
@@ -112,6 +158,7 @@ test("random roots: the signed root is never a beacon signing root of the networ
           true,
         );
       const signed = toHex(signingRoot);
+      expect(signed).not.toBe(SEAL_ROOT);
       for (const domain of BEACON_DOMAINS)
         for (const candidate of candidates)
           expect(toHex(oracleSigningRoot(candidate, domain))).not.toBe(signed);

@@ -1,5 +1,5 @@
 // Commit-Boost on a stateful signer: proxies live in signer_state's database, sealed under the
-// seal's master key (no proxy_seal_key): none is made or opened before the quorum unseals; and a
+// seal's master key: none is made or opened before the quorum unseals; and a
 // key deleted through the Key Manager API takes its proxies with it.
 
 import { Database } from "bun:sqlite";

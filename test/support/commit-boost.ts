@@ -21,14 +21,12 @@ export const MODULES = {
   },
 } as const;
 
-export const PROXY_SEAL_KEY = "test-proxy-seal-key-0123456789abcdef0123";
-
 /** The `commit_boost:` YAML of a test signer (listener on a free loopback port). */
 export function commitBoostYaml(store: string, extra = ""): string {
   const modules = Object.values(MODULES)
     .map((m) => `{id: ${m.id}, jwt_secret: ${m.secret}, signing_id: "${m.signingId}"}`)
     .join(", ");
-  return `commit_boost: {enabled: true, listen_address: 127.0.0.1, listen_port: 0, modules: [${modules}], proxy_store: ${store}, proxy_seal_key: ${PROXY_SEAL_KEY}${extra}}`;
+  return `commit_boost: {enabled: true, listen_address: 127.0.0.1, listen_port: 0, modules: [${modules}], proxy_store: ${store}${extra}}`;
 }
 
 /**
