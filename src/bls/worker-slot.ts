@@ -12,7 +12,14 @@ import {
   SECRET_KEY_BYTES,
 } from "./backend";
 import { toHex } from "./key";
-import type { FromWorker, SignJob, ToWorker } from "./protocol";
+import {
+  type FromWorker,
+  packSignJobs,
+  SIGNATURE_BYTES,
+  type SignedMessage,
+  type SignJob,
+  type ToWorker,
+} from "./protocol";
 import { SELF_TEST_KEY, SELF_TEST_MESSAGE } from "./select";
 
 /** Jobs per `sign` message: bounds how long the first job of a batch waits for the last. */
@@ -289,10 +296,7 @@ export class WorkerSlot {
       if (jobs.length === 0) continue;
       for (const job of jobs) this.#sent.set(job.job, job);
       this.#batchesInFlight++;
-      this.#post({
-        type: "sign",
-        jobs: jobs.map(({ job, id, message }) => ({ job, id, message })),
-      });
+      this.#post(packSignJobs(jobs));
     }
   }
 
@@ -388,24 +392,31 @@ export class WorkerSlot {
         this.#startFailed(`it could not load ${this.options.backendName}: ${message.reason}`);
         return;
       case "signed":
-        for (const result of message.results) {
-          const job = this.#sent.get(result.job);
-          if (job === undefined) continue;
-          this.#sent.delete(result.job);
-          if ("signature" in result) job.resolve(result.signature);
-          else {
-            if (result.error === PUBLIC_KEY_MISMATCH) this.#mismatch(job.id);
-            job.reject(new Error(`BLS signing failed: ${result.error}`));
-          }
-        }
-        this.#batchesInFlight--;
-        this.#failures = 0;
-        this.#flush(false);
+        this.#onSigned(message);
         return;
       case "imported":
         this.#onImported(message.ids, message.publicKeys, message.errors);
         return;
     }
+  }
+
+  #onSigned(message: SignedMessage): void {
+    const { jobs, signatures, errors } = message;
+    for (let i = 0; i < jobs.length; i++) {
+      const job = this.#sent.get(jobs[i] as number);
+      if (job === undefined) continue;
+      this.#sent.delete(job.job);
+      const error = errors?.[i] ?? null;
+      if (error === null) {
+        job.resolve(signatures.subarray(i * SIGNATURE_BYTES, (i + 1) * SIGNATURE_BYTES));
+      } else {
+        if (error === PUBLIC_KEY_MISMATCH) this.#mismatch(job.id);
+        job.reject(new Error(`BLS signing failed: ${error}`));
+      }
+    }
+    this.#batchesInFlight--;
+    this.#failures = 0;
+    this.#flush(false);
   }
 
   #onReady(signature: Uint8Array): void {

@@ -15,13 +15,14 @@ import {
   SECRET_KEY_BYTES,
 } from "./backend";
 import { createNobleBackend } from "./noble";
-import type {
-  FromWorker,
-  ImportMessage,
-  InitMessage,
-  SignMessage,
-  SignResult,
-  ToWorker,
+import {
+  type FromWorker,
+  type ImportMessage,
+  type InitMessage,
+  SIGNATURE_BYTES,
+  type SignMessage,
+  type ToWorker,
+  unpackSignJobs,
 } from "./protocol";
 import { loadBlstBackend } from "./select";
 
@@ -61,20 +62,30 @@ async function init(message: InitMessage): Promise<void> {
 }
 
 function sign(message: SignMessage): void {
-  const results: SignResult[] = [];
-  for (const { job, id, message: bytes } of message.jobs) {
+  const jobs = unpackSignJobs(message);
+  const ids = new Float64Array(jobs.length);
+  const signatures = new Uint8Array(jobs.length * SIGNATURE_BYTES);
+  let errors: (string | null)[] | null = null;
+  const fail = (i: number, reason: string) => {
+    errors ??= new Array<string | null>(jobs.length).fill(null);
+    errors[i] = reason;
+  };
+  jobs.forEach(({ job, id, message: bytes }, i) => {
+    ids[i] = job;
     const key = keys.get(id);
     if (backend === undefined || key === undefined) {
-      results.push({ job, error: "BLS key is not held by this signing worker (removed?)" });
-      continue;
+      fail(i, "BLS key is not held by this signing worker (removed?)");
+      return;
     }
     try {
-      results.push({ job, signature: backend.sign(key, bytes) });
+      const signature = backend.sign(key, bytes);
+      if (signature.length !== SIGNATURE_BYTES) throw new Error("signature of unexpected length");
+      signatures.set(signature, i * SIGNATURE_BYTES);
     } catch (error) {
-      results.push({ job, error: reasonOf(error) });
+      fail(i, reasonOf(error));
     }
-  }
-  reply({ type: "signed", results });
+  });
+  reply({ type: "signed", jobs: ids, signatures, errors });
 }
 
 /**

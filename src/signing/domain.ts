@@ -3,6 +3,7 @@
  * compute_signing_root, get_domain), plus the domains sigil pins to the network.
  */
 import type { ValueOf } from "@chainsafe/ssz";
+import { bytesEqual } from "../wire/hex";
 import type { NetworkConstants } from "./network";
 import { forkDataRoot, signingDataRoot } from "./roots";
 import { DOMAIN_VOLUNTARY_EXIT, type ForkInfo } from "./ssz";
@@ -19,17 +20,46 @@ export function computeForkDataRoot(
   return forkDataRoot(currentVersion, genesisValidatorsRoot);
 }
 
-/** domain_type (4 bytes) ‖ fork_data_root[:28]. */
+/**
+ * domain_type (4 bytes) ‖ fork_data_root[:28]. A validator client asks for a handful of domains
+ * (one per message type and fork), so the last few are remembered: the fork data root is a
+ * SHA-256 per request otherwise. Compared byte for byte, so a different input never shares an
+ * entry; the returned bytes are shared, and every caller only reads them.
+ */
 export function computeDomain(
   domainType: Uint8Array,
   forkVersion: Uint8Array,
   genesisValidatorsRoot: Uint8Array,
 ): Uint8Array {
+  for (const entry of recentDomains) {
+    if (
+      bytesEqual(entry.domainType, domainType) &&
+      bytesEqual(entry.forkVersion, forkVersion) &&
+      bytesEqual(entry.genesisValidatorsRoot, genesisValidatorsRoot)
+    ) {
+      return entry.domain;
+    }
+  }
   const domain = new Uint8Array(32);
   domain.set(domainType.subarray(0, 4), 0);
   domain.set(computeForkDataRoot(forkVersion, genesisValidatorsRoot).subarray(0, 28), 4);
+  if (recentDomains.length >= RECENT_DOMAINS) recentDomains.pop();
+  recentDomains.unshift({
+    domainType: domainType.slice(),
+    forkVersion: forkVersion.slice(),
+    genesisValidatorsRoot: genesisValidatorsRoot.slice(),
+    domain,
+  });
   return domain;
 }
+
+const RECENT_DOMAINS = 16;
+const recentDomains: {
+  domainType: Uint8Array;
+  forkVersion: Uint8Array;
+  genesisValidatorsRoot: Uint8Array;
+  domain: Uint8Array;
+}[] = [];
 
 export function computeSigningRoot(objectRoot: Uint8Array, domain: Uint8Array): Uint8Array {
   return signingDataRoot(objectRoot, domain);
