@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseSpecConfig, type SpecConfigResult } from "./spec-config";
 
-/** A devnet with every fork from Altair to Fulu: each line can be edited by a test. */
+/** A devnet with every fork from Altair to Gloas: each line can be edited by a test. */
 const FORKS_YAML = {
   PRESET_BASE: "'minimal'",
   SECONDS_PER_SLOT: "6",
@@ -18,6 +18,8 @@ const FORKS_YAML = {
   ELECTRA_FORK_EPOCH: "10",
   FULU_FORK_VERSION: "0x70000038",
   FULU_FORK_EPOCH: "18446744073709551615",
+  GLOAS_FORK_VERSION: "0x80000038",
+  GLOAS_FORK_EPOCH: "18446744073709551615",
 };
 
 function specWith(changes: Record<string, string | undefined>): SpecConfigResult {
@@ -53,13 +55,13 @@ describe("devnet fork versions and epochs", () => {
 
   test("a fork scheduled before the fork it follows is refused, naming both keys", () => {
     expect(messages(specWith({ ALTAIR_FORK_EPOCH: "10", BELLATRIX_FORK_EPOCH: "0" }))).toEqual([
-      "network: devnet/config.yaml: BELLATRIX_FORK_EPOCH: 0 is before ALTAIR_FORK_EPOCH 10; forks activate in the order Altair, Bellatrix, Capella, Deneb, Electra, Fulu, each at or after the one before it",
+      "network: devnet/config.yaml: BELLATRIX_FORK_EPOCH: 0 is before ALTAIR_FORK_EPOCH 10; forks activate in the order Altair, Bellatrix, Capella, Deneb, Electra, Fulu, Gloas, each at or after the one before it",
     ]);
     // An unscheduled (far-future) fork cannot come before a scheduled one.
     expect(
       messages(specWith({ DENEB_FORK_EPOCH: "18446744073709551615", ELECTRA_FORK_EPOCH: "10" })),
     ).toEqual([
-      "network: devnet/config.yaml: ELECTRA_FORK_EPOCH: 10 is before DENEB_FORK_EPOCH 18446744073709551615; forks activate in the order Altair, Bellatrix, Capella, Deneb, Electra, Fulu, each at or after the one before it",
+      "network: devnet/config.yaml: ELECTRA_FORK_EPOCH: 10 is before DENEB_FORK_EPOCH 18446744073709551615; forks activate in the order Altair, Bellatrix, Capella, Deneb, Electra, Fulu, Gloas, each at or after the one before it",
     ]);
   });
 
@@ -69,9 +71,18 @@ describe("devnet fork versions and epochs", () => {
     ).toEqual([]);
     expect(messages(specWith({ BELLATRIX_FORK_EPOCH: undefined, ALTAIR_FORK_EPOCH: "3" }))).toEqual(
       [
-        "network: devnet/config.yaml: CAPELLA_FORK_EPOCH: 0 is before ALTAIR_FORK_EPOCH 3; forks activate in the order Altair, Bellatrix, Capella, Deneb, Electra, Fulu, each at or after the one before it",
+        "network: devnet/config.yaml: CAPELLA_FORK_EPOCH: 0 is before ALTAIR_FORK_EPOCH 3; forks activate in the order Altair, Bellatrix, Capella, Deneb, Electra, Fulu, Gloas, each at or after the one before it",
       ],
     );
+  });
+
+  test("Gloas is checked like every fork sigil signs for: its own version, after Fulu", () => {
+    expect(messages(specWith({ GLOAS_FORK_VERSION: "0x70000038" }))).toEqual([
+      "network: devnet/config.yaml: GLOAS_FORK_VERSION: 0x70000038 is FULU_FORK_VERSION too; each fork needs a version of its own (it is part of every signing domain, so the two forks would accept each other's signatures)",
+    ]);
+    expect(messages(specWith({ FULU_FORK_EPOCH: "20", GLOAS_FORK_EPOCH: "12" }))).toEqual([
+      "network: devnet/config.yaml: GLOAS_FORK_EPOCH: 12 is before FULU_FORK_EPOCH 20; forks activate in the order Altair, Bellatrix, Capella, Deneb, Electra, Fulu, Gloas, each at or after the one before it",
+    ]);
   });
 
   test("a malformed version or epoch is reported once, by the reader, not as an order problem", () => {

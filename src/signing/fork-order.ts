@@ -3,20 +3,18 @@
  * version is in every signing domain, so two forks sharing one would accept each other's
  * signatures), and no fork is scheduled before the one it follows (a chain cannot reach Altair
  * after Bellatrix). A far-future epoch (2^64-1, not scheduled) passes, as it is after any other.
- * A fork the spec adds is one entry in FORKS.
+ * A fork the spec adds is one entry in forks.ts' FORKS.
  */
+import { FORKS as SIGNING_FORKS } from "./forks";
 import type { SpecConfigProblem } from "./spec-config";
 
-/** The consensus forks in activation order, as their spec config keys spell them. */
-export const FORKS: readonly string[] = [
-  "GENESIS",
-  "ALTAIR",
-  "BELLATRIX",
-  "CAPELLA",
-  "DENEB",
-  "ELECTRA",
-  "FULU",
-];
+/**
+ * The consensus forks in activation order, as their spec config keys spell them: the forks sigil
+ * signs for (forks.ts), Phase 0's keys being `GENESIS_…`.
+ */
+export const FORKS: readonly string[] = SIGNING_FORKS.map((fork) =>
+  fork === "PHASE0" ? "GENESIS" : fork,
+);
 
 const VERSION = /^0x[0-9a-fA-F]{8}$/;
 const EPOCH = /^[0-9]{1,20}$/;
