@@ -33,7 +33,7 @@ import { JobLimiter } from "../signing/limiter";
 import { SigningService } from "../signing/service";
 import { VERSION } from "../version";
 import { wireAuth } from "./auth";
-import { type CommitBoostWiring, commitBoostTls, wireCommitBoost } from "./commit-boost";
+import type { CommitBoostWiring } from "./commit-boost";
 import { wireKeyManager } from "./keymanager";
 import { wireKeys } from "./keys";
 import { openListener, probeListener } from "./listeners";
@@ -82,7 +82,11 @@ export async function startSigner(
   const log = logger.child("app");
   // Files named by the configuration are checked before anything starts, like the rest of it.
   const tls = serverTls(config);
-  const cbTls = commitBoostTls(config);
+  // Commit-Boost (ECDSA, keccak, its stores) is loaded only when enabled, as cloud_kv is.
+  const commitBoostModule = config.commit_boost.enabled
+    ? await import("./commit-boost")
+    : undefined;
+  const cbTls = commitBoostModule?.commitBoostTls(config);
   // So are the ports: they are bound for real only once the keys have loaded.
   probeListener("server", config.server.listen_address, config.server.listen_port);
   probeListener("metrics", config.metrics.listen_address, config.metrics.listen_port);
@@ -350,19 +354,20 @@ async function startWithStore(
   }
   let commitBoost: CommitBoostWiring | undefined;
   try {
-    commitBoost = await wireCommitBoost(config, {
-      keys,
-      keyService: keySources.service,
-      bls,
-      network,
-      env,
-      ...(seal && { seal }),
-      tls: cbTls,
-      metrics: metrics.metrics,
-      canaryCounter: metrics.canaryCounter,
-      tracer,
-      logger,
-    });
+    if (config.commit_boost.enabled)
+      commitBoost = await (await import("./commit-boost")).wireCommitBoost(config, {
+        keys,
+        keyService: keySources.service,
+        bls,
+        network,
+        env,
+        ...(seal && { seal }),
+        tls: cbTls,
+        metrics: metrics.metrics,
+        canaryCounter: metrics.canaryCounter,
+        tracer,
+        logger,
+      });
   } catch (error) {
     await http.shutdown(0);
     await metrics.stop();
