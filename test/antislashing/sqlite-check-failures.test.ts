@@ -62,12 +62,16 @@ const validators = () =>
     (row) => row.pubkey,
   );
 
+const attest = (pk: string, source: number, target: number, signingRoot: Uint8Array) =>
+  store.checkAndInsertAttestation(GVR_A, vote(pk, source, target, signingRoot));
+async function expectNew(pk: string, source: number, target: number, signingRoot: Uint8Array) {
+  expect(await attest(pk, source, target, signingRoot)).toEqual({ outcome: "new" });
+}
+
 describe("sqlite: a check failing at each point of its transaction", () => {
   test("the first check: the validator's insert fails after the genesis root's", async () => {
     failInserts("validators", "ABORT");
-    await expect(store.checkAndInsertAttestation(GVR_A, vote(A, 1, 2, root("a")))).rejects.toThrow(
-      /injected failure: validators/,
-    );
+    await expect(attest(A, 1, 2, root("a"))).rejects.toThrow(/injected failure: validators/);
     // The root this check stored went with it: another network's root may still bind the file.
     expect(await store.storedGenesisValidatorsRoot()).toBeNull();
     expect(validators()).toEqual([]);
@@ -79,13 +83,9 @@ describe("sqlite: a check failing at each point of its transaction", () => {
   });
 
   test("a new validator: the record's insert fails after the validator's; its id is not reused for it", async () => {
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(C, 1, 2, root("c")))).toEqual({
-      outcome: "new",
-    });
+    await expectNew(C, 1, 2, root("c"));
     failInserts("signed_attestations", "ABORT");
-    await expect(store.checkAndInsertAttestation(GVR_A, vote(A, 9, 10, root("a")))).rejects.toThrow(
-      /injected failure/,
-    );
+    await expect(attest(A, 9, 10, root("a"))).rejects.toThrow(/injected failure/);
     failInserts("signed_blocks", "ABORT");
     await expect(store.checkAndInsertBlock(GVR_A, block(D, 10, root("d")))).rejects.toThrow(
       /injected failure/,
@@ -94,17 +94,13 @@ describe("sqlite: a check failing at each point of its transaction", () => {
     heal("signed_attestations");
     heal("signed_blocks");
     // B now gets the row id A's rolled-back row had. A must not read B's history as its own.
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(B, 9, 10, root("b")))).toEqual({
-      outcome: "new",
-    });
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(A, 9, 10, root("a")))).toEqual({
-      outcome: "new",
-    });
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(A, 9, 10, root("a2")))).toMatchObject({
+    await expectNew(B, 9, 10, root("b"));
+    await expectNew(A, 9, 10, root("a"));
+    expect(await attest(A, 9, 10, root("a2"))).toMatchObject({
       outcome: "refused",
       reason: "double_vote",
     });
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(B, 9, 10, root("b")))).toEqual({
+    expect(await attest(B, 9, 10, root("b"))).toEqual({
       outcome: "same_data",
     });
     expect(await store.checkAndInsertBlock(GVR_A, block(D, 10, root("d")))).toEqual({
@@ -119,17 +115,15 @@ describe("sqlite: a check failing at each point of its transaction", () => {
 
   test("a known validator's record fails alone: the rest of its batch commits", async () => {
     for (const pk of [A, B, C]) {
-      expect(await store.checkAndInsertAttestation(GVR_A, vote(pk, 1, 2, root(pk)))).toEqual({
-        outcome: "new",
-      });
+      await expectNew(pk, 1, 2, root(pk));
     }
     failInserts("signed_attestations", "ABORT", `NEW.signing_root = X'${POISON_HEX}'`);
     // Staged together: one batch, one transaction.
     const outcomes = await Promise.allSettled([
-      store.checkAndInsertAttestation(GVR_A, vote(A, 2, 3, root("a3"))),
-      store.checkAndInsertAttestation(GVR_A, vote(B, 2, 3, POISON)),
-      store.checkAndInsertAttestation(GVR_A, vote(C, 2, 3, root("c3"))),
-      store.checkAndInsertAttestation(GVR_A, vote(D, 2, 3, root("d3"))),
+      attest(A, 2, 3, root("a3")),
+      attest(B, 2, 3, POISON),
+      attest(C, 2, 3, root("c3")),
+      attest(D, 2, 3, root("d3")),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual([
       "fulfilled",
@@ -146,36 +140,26 @@ describe("sqlite: a check failing at each point of its transaction", () => {
       { pubkey: C, target: 3n },
       { pubkey: D, target: 3n },
     ]);
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(B, 2, 3, root("b3")))).toEqual({
-      outcome: "new",
-    });
+    await expectNew(B, 2, 3, root("b3"));
   });
 
   test("SQLite undoing the whole transaction fails the whole batch, and forgets the ids it saw", async () => {
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(A, 1, 2, root("a")))).toEqual({
-      outcome: "new",
-    });
+    await expectNew(A, 1, 2, root("a"));
     failInserts("signed_attestations", "ROLLBACK", `NEW.signing_root = X'${POISON_HEX}'`);
     const outcomes = await Promise.allSettled([
-      store.checkAndInsertAttestation(GVR_A, vote(B, 1, 2, root("b"))), // new validator B
-      store.checkAndInsertAttestation(GVR_A, vote(A, 2, 3, POISON)), // one statement, no savepoint
-      store.checkAndInsertAttestation(GVR_A, vote(C, 1, 2, root("c"))), // would run outside it
-      store.checkAndInsertAttestation(GVR_A, vote(A, 3, 4, root("a4"))),
+      attest(B, 1, 2, root("b")), // new validator B
+      attest(A, 2, 3, POISON), // one statement, no savepoint
+      attest(C, 1, 2, root("c")), // would run outside it
+      attest(A, 3, 4, root("a4")),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected", "rejected"]);
     heal("signed_attestations");
     expect(validators()).toEqual([A]);
     expect(attestationRows()).toEqual([{ pubkey: A, target: 2n }]);
     // D now gets the id B had in the batch undone: B must not take D's records for its own.
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(D, 5, 6, root("d")))).toEqual({
-      outcome: "new",
-    });
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(B, 5, 6, root("b")))).toEqual({
-      outcome: "new",
-    });
-    expect(await store.checkAndInsertAttestation(GVR_A, vote(A, 2, 3, root("a3")))).toEqual({
-      outcome: "new",
-    });
+    await expectNew(D, 5, 6, root("d"));
+    await expectNew(B, 5, 6, root("b"));
+    await expectNew(A, 2, 3, root("a3"));
     expect(attestationRows()).toEqual(
       [
         { pubkey: A, target: 2n },

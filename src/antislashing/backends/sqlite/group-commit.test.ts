@@ -203,10 +203,7 @@ describe("sqlite group commit", () => {
     const db = counterDb();
     const commits = new GroupCommit<string>(db, openWalSync(db));
     const outcomes = await Promise.allSettled([
-      commits.submit(() => {
-        db.run("INSERT INTO marks (n) VALUES (1)");
-        return "one";
-      }, "lazy"),
+      commits.submit(() => db.run("INSERT INTO marks (n) VALUES (1)") && "one", "lazy"),
       // Row 5 is written before row 1 collides: the statement is undone whole, 5 included.
       commits.submit(() => {
         db.run("INSERT INTO marks (n) VALUES (5), (1)");
@@ -218,10 +215,7 @@ describe("sqlite group commit", () => {
         db.run("INSERT INTO marks (n) VALUES (1)"); // fails after a guarded write: rolled back
         return "three";
       }, "lazy"),
-      commits.submit(() => {
-        db.run("INSERT INTO marks (n) VALUES (3)");
-        return "four";
-      }, "lazy"),
+      commits.submit(() => db.run("INSERT INTO marks (n) VALUES (3)") && "four", "lazy"),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual([
       "fulfilled",
