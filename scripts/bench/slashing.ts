@@ -15,6 +15,11 @@
 // holds the event loop), apart from the disk's sync that every "sqlite" figure includes. Never a
 // configuration: the signer always syncs.
 //
+// CPU per check: the main thread's (where each sqlite transaction runs and holds the event loop)
+// and every thread's of this process (the thread pool's fdatasync too, and for postgres and
+// dynamodb the server's or driver's threads in this process), from /proc's schedstat (ns), over
+// each measured run.
+//
 // Round trips per check. postgres: a counting TCP proxy (pg-count-proxy.ts) in front of the server
 // counts ReadyForQuery messages (one per round trip) over sequential checks; the store's design
 // (backends/postgres/store.ts) is ONE statement per check, `SELECT * FROM sigil_check_and_insert_…()`,
@@ -36,7 +41,7 @@
 //   BENCH_SLASHING_INTERCHANGE_BACKENDS       subset of sqlite,postgres (default both; "" = none)
 //   BENCH_SLASHING_INTERCHANGE_VALIDATORS     validators in the interchange file (default 10000)
 //   BENCH_SLASHING_INTERCHANGE_ATTESTATIONS   attestations per validator (default 1000)
-import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -74,6 +79,24 @@ interface Measurement {
   p99_ms: number;
   max_ms: number;
   not_new: number;
+  /** CPU µs per check: the main thread (where the transaction runs), and every thread. */
+  main_cpu_us_per_check: number;
+  all_cpu_us_per_check: number;
+}
+
+/** CPU ns the main thread and all of this process's threads have run (/proc schedstat). */
+function threadCpuNs(): { main: number; all: number } {
+  const ns = (task: string) =>
+    Number(readFileSync(`/proc/self/task/${task}/schedstat`, "utf8").split(" ")[0]);
+  let all = 0;
+  for (const task of readdirSync("/proc/self/task")) {
+    try {
+      all += ns(task);
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return { main: ns(String(process.pid)), all };
 }
 
 /** A deterministic, distinct pubkey (format-valid hex; the stores do not decode points). */
@@ -110,6 +133,7 @@ async function runChecks(
   let next = first;
   let notNew = 0;
   const started = performance.now();
+  const cpuBefore = threadCpuNs();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < first + count) {
@@ -122,6 +146,7 @@ async function runChecks(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuAfter = threadCpuNs();
   const sorted = sortedCopy(latencies);
   return {
     concurrency,
@@ -132,6 +157,8 @@ async function runChecks(
     p99_ms: round(percentile(sorted, 99), 3),
     max_ms: round(sorted.at(-1) ?? 0, 3),
     not_new: notNew,
+    main_cpu_us_per_check: round((cpuAfter.main - cpuBefore.main) / 1000 / count, 2),
+    all_cpu_us_per_check: round((cpuAfter.all - cpuBefore.all) / 1000 / count, 2),
   };
 }
 
@@ -231,6 +258,8 @@ export async function slashing(): Promise<Record<string, unknown>> {
             "p99 ms": m.p99_ms,
             "max ms": m.max_ms,
             "not new": m.not_new,
+            "main CPU µs/check": m.main_cpu_us_per_check,
+            "all CPU µs/check": m.all_cpu_us_per_check,
           });
         }
       } finally {

@@ -1,5 +1,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireWriterLock, fileIdentity, SqliteLockedError } from "./lock";
@@ -69,5 +78,17 @@ describe("writer lock", () => {
     writeFileSync(path, "x");
     expect(fileIdentity(path)).toMatch(/^\d+:\d+$/);
     expect(fileIdentity(join(dir, "missing"))).toBeUndefined();
+    // The plain stat it uses below 2^53 gives a BigInt stat's digits exactly.
+    const exact = statSync(path, { bigint: true });
+    expect(fileIdentity(path)).toBe(`${exact.dev}:${exact.ino}`);
+    const fd = openSync(path, "r");
+    try {
+      expect(fileIdentity(fd)).toBe(`${exact.dev}:${exact.ino}`);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(path, join(dir, "e2"));
+    writeFileSync(path, "y");
+    expect(fileIdentity(path)).not.toBe(`${exact.dev}:${exact.ino}`);
   });
 });

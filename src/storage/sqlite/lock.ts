@@ -132,9 +132,18 @@ function parseRecord(text: string): LockRecord | null {
   }
 }
 
-/** `dev:ino` of a path (following symlinks) or an open descriptor; undefined when missing. */
+/**
+ * `dev:ino` of a path (following symlinks) or an open descriptor; undefined when missing. The
+ * file watch calls it after every WAL sync, so the usual case skips BigInt: a plain stat's numbers
+ * are exact, and print the same digits, while both are safe integers (below 2^53; a number
+ * rounded from 2^53 or more is not one). Beyond that, a BigInt stat (same syscall) is exact.
+ */
 export function fileIdentity(target: string | number): string | undefined {
   try {
+    const plain = typeof target === "number" ? fstatSync(target) : statSync(target);
+    if (Number.isSafeInteger(plain.dev) && Number.isSafeInteger(plain.ino)) {
+      return `${plain.dev}:${plain.ino}`;
+    }
     const stats =
       typeof target === "number"
         ? fstatSync(target, { bigint: true })

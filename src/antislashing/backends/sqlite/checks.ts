@@ -65,7 +65,7 @@ import {
   type DatabaseWatermarks,
   type WatermarkChange,
 } from "../../watermarks";
-import { GroupCommit } from "./group-commit";
+import { type CheckScope, GroupCommit } from "./group-commit";
 import { exportFrom, importInto } from "./interchange";
 import { pruneHistory } from "./maintenance";
 import {
@@ -78,8 +78,9 @@ import {
   type StoreAccess,
   watermark,
 } from "./store-access";
+import { ValidatorIds } from "./validator-ids";
 import type { WalSync } from "./wal-sync";
-import { readDatabaseWatermarks, writeWatermarkChange } from "./watermarks";
+import { BatchWatermarks, readDatabaseWatermarks } from "./watermarks";
 
 const GVR_KEY = "genesis_validators_root";
 
@@ -92,6 +93,10 @@ export class SqliteSlashingStore implements SlashingStore {
 
   /** Checks arriving together share one transaction and one WAL sync (see GroupCommit). */
   private readonly commits: GroupCommit<Decision>;
+  /** The validators' ids seen committed (validator-ids.ts says why they stay right). */
+  private readonly ids = new ValidatorIds();
+  /** The database watermarks, read once per batch (watermarks.ts). */
+  private readonly watermarks: BatchWatermarks;
   /** What the import, export and prune functions use of this store. */
   private readonly access: StoreAccess;
 
@@ -106,7 +111,8 @@ export class SqliteSlashingStore implements SlashingStore {
     /** Whether the watch found the main file cut or overwritten in place. */
     private readonly fileCutInPlace: () => boolean = () => false,
   ) {
-    this.commits = new GroupCommit<Decision>(db, durability);
+    this.watermarks = new BatchWatermarks(db);
+    this.commits = new GroupCommit<Decision>(db, durability, [this.ids, this.watermarks]);
     this.access = {
       db,
       durability,
@@ -153,9 +159,10 @@ export class SqliteSlashingStore implements SlashingStore {
    * Inside a transaction: the stored root, storing `requested` if there is none yet. Only a root
    * read back from the database is cached: one this transaction writes may still be rolled back.
    */
-  private checkOrStoreGvr(requested: Uint8Array): Uint8Array {
+  private checkOrStoreGvr(requested: Uint8Array, scope?: CheckScope): Uint8Array {
     const stored = this.readGvr();
     if (stored !== null) return stored;
+    scope?.guard(); // the check's insert follows
     this.db
       .query("INSERT INTO metadata (key, value) VALUES ($key, $value)")
       .run({ key: GVR_KEY, value: requested });
@@ -179,13 +186,24 @@ export class SqliteSlashingStore implements SlashingStore {
     return asBigint(row?.id ?? null);
   }
 
-  private ensureValidator(pubkey: string): bigint {
-    const existing = this.validatorId(pubkey);
-    if (existing !== null) return existing;
+  /** Inside a check: the validator's id, remembered once its row is seen committed. */
+  private checkValidatorId(pubkey: string): bigint | null {
+    const known = this.ids.get(pubkey);
+    if (known !== undefined) return known;
+    const id = this.validatorId(pubkey);
+    if (id !== null) this.ids.seen(pubkey, id);
+    return id;
+  }
+
+  /** Inside a check, for a validator with no row yet: its new row (the check's insert follows). */
+  private insertValidator(pubkey: string, scope: CheckScope): bigint {
+    scope.guard();
     const result = this.db
       .query("INSERT INTO validators (pubkey) VALUES ($pubkey)")
       .run({ pubkey });
-    return BigInt(result.lastInsertRowid);
+    const id = BigInt(result.lastInsertRowid);
+    this.ids.seen(pubkey, id);
+    return id;
   }
 
   private blockHistory(validatorId: bigint, slot: bigint, root: Uint8Array): BlockHistory {
@@ -298,14 +316,15 @@ export class SqliteSlashingStore implements SlashingStore {
   ): Promise<StagedDecision> {
     this.assertOpen();
     assertBlockProposal(genesisValidatorsRoot, proposal);
-    return this.commits.stage((): Decision => {
-      const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
+    // Lazy savepoint: the writes before the record's insert guard it (GroupCommit.stage).
+    return this.commits.stage((scope): Decision => {
+      const stored = this.checkOrStoreGvr(genesisValidatorsRoot, scope);
       if (!bytesEqual(stored, genesisValidatorsRoot))
         return genesisMismatch(genesisValidatorsRoot, stored);
       // watermark-repair's bounds (watermarks.ts), in this transaction.
-      const bound = blockBoundRefusal(readDatabaseWatermarks(this.db), proposal.slot);
+      const bound = blockBoundRefusal(this.watermarks.read(), proposal.slot);
       if (bound !== null) return bound;
-      const id = this.validatorId(proposal.pubkey);
+      const id = this.checkValidatorId(proposal.pubkey);
       const history: BlockHistory =
         id === null
           ? { sameSlot: null, minSlot: null }
@@ -317,13 +336,13 @@ export class SqliteSlashingStore implements SlashingStore {
             "INSERT INTO signed_blocks (validator_id, slot, signing_root) VALUES ($v, $slot, $root)",
           )
           .run({
-            v: id ?? this.ensureValidator(proposal.pubkey),
+            v: id ?? this.insertValidator(proposal.pubkey, scope),
             slot: enc(proposal.slot),
             root: proposal.signingRoot,
           });
       }
       return decision;
-    });
+    }, "lazy");
   }
 
   async checkAndInsertAttestation(
@@ -339,15 +358,16 @@ export class SqliteSlashingStore implements SlashingStore {
   ): Promise<StagedDecision> {
     this.assertOpen();
     assertAttestationVote(genesisValidatorsRoot, vote);
-    return this.commits.stage((): Decision => {
-      const stored = this.checkOrStoreGvr(genesisValidatorsRoot);
+    // Lazy savepoint: the writes before the record's insert guard it (GroupCommit.stage).
+    return this.commits.stage((scope): Decision => {
+      const stored = this.checkOrStoreGvr(genesisValidatorsRoot, scope);
       if (!bytesEqual(stored, genesisValidatorsRoot))
         return genesisMismatch(genesisValidatorsRoot, stored);
       // watermark-repair's bounds (watermarks.ts), in this transaction.
-      const bounds = readDatabaseWatermarks(this.db);
+      const bounds = this.watermarks.read();
       const bound = attestationBoundRefusal(bounds, vote.sourceEpoch, vote.targetEpoch);
       if (bound !== null) return bound;
-      const id = this.validatorId(vote.pubkey);
+      const id = this.checkValidatorId(vote.pubkey);
       const history: AttestationHistory =
         id === null
           ? {
@@ -366,14 +386,14 @@ export class SqliteSlashingStore implements SlashingStore {
                VALUES ($v, $s, $t, $root)`,
           )
           .run({
-            v: id ?? this.ensureValidator(vote.pubkey),
+            v: id ?? this.insertValidator(vote.pubkey, scope),
             s: enc(vote.sourceEpoch),
             t: enc(vote.targetEpoch),
             root: vote.signingRoot,
           });
       }
       return decision;
-    });
+    }, "lazy");
   }
 
   /**
@@ -404,7 +424,7 @@ export class SqliteSlashingStore implements SlashingStore {
     this.assertOpen();
     let after: DatabaseWatermarks | undefined;
     await this.commits.submit(() => {
-      after = writeWatermarkChange(this.db, change);
+      after = this.watermarks.write(change);
       return SAME_DATA;
     });
     if (after === undefined) throw new Error("sqlite: the watermark change was not made");

@@ -198,4 +198,69 @@ describe("sqlite group commit", () => {
     await draining;
     expect(await pending).toBe(1);
   });
+
+  test("lazy savepoint: a check's one final statement that fails is undone by SQLite alone", async () => {
+    const db = counterDb();
+    const commits = new GroupCommit<string>(db, openWalSync(db));
+    const outcomes = await Promise.allSettled([
+      commits.submit(() => db.run("INSERT INTO marks (n) VALUES (1)") && "one", "lazy"),
+      // Row 5 is written before row 1 collides: the statement is undone whole, 5 included.
+      commits.submit(() => {
+        db.run("INSERT INTO marks (n) VALUES (5), (1)");
+        return "two";
+      }, "lazy"),
+      commits.submit((scope) => {
+        scope.guard();
+        db.run("INSERT INTO marks (n) VALUES (7)");
+        db.run("INSERT INTO marks (n) VALUES (1)"); // fails after a guarded write: rolled back
+        return "three";
+      }, "lazy"),
+      commits.submit(() => db.run("INSERT INTO marks (n) VALUES (3)") && "four", "lazy"),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "rejected",
+      "fulfilled",
+    ]);
+    expect(db.query("SELECT n FROM marks ORDER BY n").all()).toEqual([{ n: 1 }, { n: 3 }]);
+  });
+
+  test("SQLite undoing the whole transaction abandons the batch: no check runs outside it", async () => {
+    const db = counterDb();
+    db.run(
+      "CREATE TRIGGER undo BEFORE INSERT ON marks WHEN NEW.n = 99 BEGIN SELECT RAISE(ROLLBACK, 'undone'); END",
+    );
+    const commits = new GroupCommit<number>(db, openWalSync(db));
+    const outcomes = await Promise.allSettled(
+      [1, 99, 3].map((n) =>
+        commits.submit(() => db.run("INSERT INTO marks (n) VALUES (?)", [n]).changes, "lazy"),
+      ),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect(count(db)).toBe(0);
+  });
+
+  test("participants hear which checks kept their writes and whether the batch committed", async () => {
+    const db = counterDb();
+    const heard: string[] = [];
+    const commits = new GroupCommit<number>(db, openWalSync(db), [
+      {
+        checkEnded: (kept) => heard.push(kept ? "kept" : "undone"),
+        batchEnded: (committed) => heard.push(committed ? "committed" : "dropped"),
+      },
+    ]);
+    await Promise.allSettled([
+      commits.submit(() => 1),
+      commits.submit(() => {
+        throw new Error("refused");
+      }),
+    ]);
+    expect(heard).toEqual(["kept", "undone", "committed"]);
+    heard.length = 0;
+    const pending = commits.submit(() => 1);
+    db.close();
+    await expect(pending).rejects.toThrow();
+    expect(heard.at(-1)).toBe("dropped");
+  });
 });

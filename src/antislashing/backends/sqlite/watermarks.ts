@@ -12,6 +12,7 @@ import {
   type Watermark,
   type WatermarkChange,
 } from "../../watermarks";
+import type { BatchParticipant } from "./group-commit";
 
 interface Row {
   low_epoch: string | null;
@@ -74,4 +75,37 @@ export function writeWatermarkChange(db: Database, change: WatermarkChange): Dat
     highSlot: next.high?.slot.toString() ?? null,
   });
   return next;
+}
+
+/**
+ * The watermarks as a batch's checks read them: once per batch, not once per check. Inside the
+ * batch's immediate transaction no other connection can write (the write lock is ours), and this
+ * connection changes them only through write(), which forgets what was read. Forgotten too when
+ * a check rolls back (it may have written them) and when the batch ends: nothing read here
+ * outlives the transaction it was read in.
+ */
+export class BatchWatermarks implements BatchParticipant {
+  private current: DatabaseWatermarks | undefined;
+
+  constructor(private readonly db: Database) {}
+
+  /** Inside a batch's transaction. */
+  read(): DatabaseWatermarks {
+    this.current ??= readDatabaseWatermarks(this.db);
+    return this.current;
+  }
+
+  /** writeWatermarkChange, inside a batch's transaction. */
+  write(change: WatermarkChange): DatabaseWatermarks {
+    this.current = undefined;
+    return writeWatermarkChange(this.db, change);
+  }
+
+  checkEnded(kept: boolean): void {
+    if (!kept) this.current = undefined;
+  }
+
+  batchEnded(): void {
+    this.current = undefined;
+  }
 }
