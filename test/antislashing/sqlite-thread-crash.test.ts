@@ -25,7 +25,6 @@ import { GVR_A, pubkey, root, vote } from "./support";
 const dir = new TempDir();
 afterAll(() => dir.remove());
 
-
 type Settled = { staged: "rejected" } | { staged: "ok"; durable: "resolved" | "rejected" };
 
 async function settle(check: Promise<StagedDecision>): Promise<Settled> {
@@ -79,7 +78,7 @@ describe("the slashing thread stops under checks", () => {
 
     // A later check, and the guard's approval of one, are refused: 503, nothing signed.
     const later = store.stageAttestation?.(GVR_A, vote(pubkey(N), 1, 2, root("later")));
-    expect(later).rejects.toBeInstanceOf(SlashingThreadError);
+    await expect(later).rejects.toBeInstanceOf(SlashingThreadError);
     const approval = guard.approve(pubkey(N + 1), {
       slashable: { kind: "attestation", sourceEpoch: 1n, targetEpoch: 2n },
       signingRoot: root("guarded"),
@@ -106,7 +105,7 @@ describe("the slashing thread stops under checks", () => {
     expect(said.map((line) => line.level)).toEqual(["error"]);
     // The thread's own lines reach the main thread's logger.
     expect(lines.some((line) => line.includes("checkpoints run in a worker thread"))).toBe(true);
-    expect(store.ping()).rejects.toBeInstanceOf(SlashingThreadError);
+    await expect(store.ping()).rejects.toBeInstanceOf(SlashingThreadError);
     await store.close(); // after the thread died: nothing left to wait for
 
     // What the database holds: every vote whose barrier resolved; others may be there or not.
@@ -122,6 +121,32 @@ describe("the slashing thread stops under checks", () => {
       expect(recorded.has(pubkey(N + 1))).toBe(false);
       // The thread was stopped before the main thread heard of any sync: none reached a signer.
       expect(outcomes.filter((o) => o.staged === "ok" && o.durable === "resolved")).toEqual([]);
+    } finally {
+      await reader.close();
+    }
+  });
+});
+
+describe("a graceful close of the slashing thread", () => {
+  test("checks handed over before close are made durable first, and recorded", async () => {
+    const path = join(dir.path, "drain.sqlite");
+    const store = await openThreadedSqliteStore(path, { create: true, checkpoints: "background" });
+    const N = 200;
+    const checks = Array.from({ length: N }, (_, i) =>
+      store.stageAttestation?.(GVR_A, vote(pubkey(i), 3, 4, root("drain", i))),
+    ) as Promise<StagedDecision>[];
+    // Closed in the same turn as the checks: they have not even left the main thread yet.
+    const closed = store.close();
+    const outcomes = await Promise.all(checks.map(settle));
+    await closed;
+    expect(outcomes.every((o) => o.staged === "ok" && o.durable === "resolved")).toBe(true);
+    await expect(
+      store.stageAttestation?.(GVR_A, vote(pubkey(N), 3, 4, root("after"))),
+    ).rejects.toThrow("closed");
+    const reader = await openSqliteStore(path, { create: false, access: "read" });
+    try {
+      const exported = await collectInterchange(await reader.exportInterchange());
+      expect(exported.validators.length).toBe(N);
     } finally {
       await reader.close();
     }
