@@ -38,7 +38,6 @@ import {
   type DecidedMessage,
   decisionAt,
   decodeError,
-  type EncodedError,
   type ForwardedMethod,
   type FromThread,
   KIND_ATTESTATION,
@@ -393,6 +392,8 @@ class ThreadedSqliteStore implements SlashingStore {
     this.failure = error;
     if (!this.closing) this.logger?.error(error.message, { database: this.location });
     this.rejectAll(error);
+    // A thread that threw may still run: it is stopped, so that nothing it does goes unheard.
+    void this.worker.terminate();
   }
 
   private rejectAll(error: Error): void {
@@ -405,5 +406,3 @@ class ThreadedSqliteStore implements SlashingStore {
     this.calls.clear();
   }
 }
-
-export type { EncodedError };
