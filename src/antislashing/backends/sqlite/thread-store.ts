@@ -252,6 +252,8 @@ class ThreadedSqliteStore implements SlashingStore {
         return Promise.reject(error);
       }
     }
+    // Checks staged before this call go first, in the order they would run in process.
+    if (this.queued.length > 0) this.flush();
     const id = this.nextCall++;
     const reply = Promise.withResolvers<unknown>();
     this.calls.set(id, reply);
