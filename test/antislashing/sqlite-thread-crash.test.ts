@@ -11,6 +11,7 @@ import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
 import {
   openThreadedSqliteStore,
   SlashingThreadError,
+  spawnSlashingThread,
 } from "../../src/antislashing/backends/sqlite/thread-store";
 import { StoreGuard } from "../../src/antislashing/guard";
 import { collectInterchange } from "../../src/antislashing/interchange";
@@ -52,9 +53,7 @@ describe("the slashing thread stops under checks", () => {
       checkpoints: "background",
       logger,
       spawn: () => {
-        worker = new Worker(
-          new URL("../../src/antislashing/backends/sqlite/thread-worker.ts", import.meta.url).href,
-        );
+        worker = spawnSlashingThread();
         return worker;
       },
     });

@@ -1,25 +1,21 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
-import { openThreadedSqliteStore } from "../../src/antislashing/backends/sqlite/thread-store";
-import { StoreGuard } from "../../src/antislashing/guard";
+import {
+  openThreadedSqliteStore,
+  spawnSlashingThread,
+} from "../../src/antislashing/backends/sqlite/thread-store";
 import { collectInterchange } from "../../src/antislashing/interchange";
-import type { Principal } from "../../src/auth/authenticator";
 import { createBlstBackend } from "../../src/bls/blst";
 import { createNobleBackend } from "../../src/bls/noble";
 import { SigilError } from "../../src/errors";
-import { KeyStore } from "../../src/keys/key-store";
-import { CanaryMonitor } from "../../src/signing/canary";
-import { JobLimiter } from "../../src/signing/limiter";
-import { NETWORKS } from "../../src/signing/network";
-import { SigningService } from "../../src/signing/service";
 import { TempDir } from "../support/cli";
 import { errorOf } from "../support/errors";
-import { interopSecret } from "../support/interop";
 import { testLogger } from "../support/log-capture";
 import { hexToBytes } from "../support/oracle";
 import { turns } from "../support/settle";
-import { attestationRequest, GVR, INTEROP_KEYS } from "../support/slashing";
+import { interopSigningService } from "../support/signing-service";
+import { attestationRequest, GVR } from "../support/slashing";
 
 /**
  * The signing service over the signer's sqlite store on the slashing thread, and that thread
@@ -30,12 +26,6 @@ import { attestationRequest, GVR, INTEROP_KEYS } from "../support/slashing";
 const dir = new TempDir();
 afterAll(() => dir.remove());
 
-const PUBKEY = INTEROP_KEYS[0] as string;
-const OPERATOR_OF_EVERY_KEY = async (): Promise<Principal> => ({
-  kind: "unrestricted",
-  management: false,
-});
-
 describe("the slashing thread stops while signing", () => {
   test("answers are a recorded signature or 503, never a signature without its record", async () => {
     const path = join(dir.path, "signing.sqlite");
@@ -43,36 +33,15 @@ describe("the slashing thread stops while signing", () => {
     const store = await openThreadedSqliteStore(path, {
       create: true,
       spawn: () => {
-        worker = new Worker(
-          new URL("../../src/antislashing/backends/sqlite/thread-worker.ts", import.meta.url).href,
-        );
+        worker = spawnSlashingThread();
         return worker;
       },
     });
-    const bls = createBlstBackend();
-    const keys = new KeyStore();
-    keys.add({
-      pubkey: PUBKEY,
-      key: bls.importSecretKey(interopSecret(0)),
-      source: "filesystem",
-      readonly: true,
-    });
-    const logger = testLogger("info");
-    const service = new SigningService({
-      keys,
-      bls,
-      limiter: new JobLimiter({ maxConcurrent: 64, maxQueued: 64 }),
-      guard: new StoreGuard(store, logger),
-      network: NETWORKS.mainnet,
-      canaries: new CanaryMonitor([], { increment: () => {} }, logger),
-      logger,
-    });
-    let id = 0;
-    const sign = (request: ReturnType<typeof attestationRequest>) =>
-      service.handle(OPERATOR_OF_EVERY_KEY, PUBKEY, async () => request.body, {
-        requestId: `r${++id}`,
-        deadline: new AbortController().signal,
-      });
+    const { pubkey: PUBKEY, sign } = interopSigningService(
+      store,
+      createBlstBackend(),
+      testLogger("info"),
+    );
     try {
       // The database is bound to the chain (as serve's start does) and answers, before the stop.
       await store.bindGenesisValidatorsRoot(hexToBytes(GVR));

@@ -51,7 +51,8 @@ import { checkpointWorkerUrl } from "./wal-checkpoint";
 /** Set by scripts/build/compile.ts in the compiled binary: the worker's path from the bundle's root. */
 declare const SIGIL_SLASHING_WORKER: string | undefined;
 
-function spawnSlashingThread(): Worker {
+/** Starts the slashing thread (tests start it themselves, to keep hold of it). */
+export function spawnSlashingThread(): Worker {
   const path =
     typeof SIGIL_SLASHING_WORKER === "undefined" ? "./thread-worker.ts" : SIGIL_SLASHING_WORKER;
   return new Worker(new URL(path, import.meta.url).href);
