@@ -24,7 +24,8 @@ export function buildStamp(): BuildStamp {
 
 /**
  * The worker threads, each an entrypoint of its own: the BLS signing worker (src/bls/pool.ts
- * starts it) and the slashing database's checkpoint worker (wal-checkpoint.ts). With every
+ * starts it), the signer's slashing thread (thread-store.ts) and the slashing database's
+ * checkpoint worker (wal-checkpoint.ts). With every
  * entrypoint under src/, the binary's embedded file system mirrors src/: the main bundle sits at
  * its root and the BLS worker at bls/worker.js. The module that starts a worker cannot find
  * it from its own location (bundled, its import.meta.url is the binary's), so it is told the path
@@ -32,6 +33,7 @@ export function buildStamp(): BuildStamp {
  */
 const BLS_WORKER = "src/bls/worker.ts";
 const CHECKPOINT_WORKER = "src/antislashing/backends/sqlite/wal-checkpoint-worker.ts";
+const SLASHING_WORKER = "src/antislashing/backends/sqlite/thread-worker.ts";
 const fromBundleRoot = (entry: string) => JSON.stringify(`./${entry.slice("src/".length)}`);
 const ROOT = join(import.meta.dir, "../..");
 
@@ -52,6 +54,7 @@ export async function compileSigil(options: CompileOptions): Promise<void> {
         join(ROOT, "src/main.ts"),
         join(ROOT, BLS_WORKER),
         join(ROOT, CHECKPOINT_WORKER),
+        join(ROOT, SLASHING_WORKER),
       ],
       compile: { outfile: options.outfile, ...(options.target ? { target: options.target } : {}) },
       // ESM bytecode: the binary carries JavaScriptCore bytecode beside the source, so a start
@@ -64,6 +67,7 @@ export async function compileSigil(options: CompileOptions): Promise<void> {
         SIGIL_BUILD: JSON.stringify(options.stamp),
         SIGIL_BLS_WORKER: fromBundleRoot(BLS_WORKER),
         SIGIL_CHECKPOINT_WORKER: fromBundleRoot(CHECKPOINT_WORKER),
+        SIGIL_SLASHING_WORKER: fromBundleRoot(SLASHING_WORKER),
       },
       plugins: options.plugins ?? [],
     });

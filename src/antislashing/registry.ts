@@ -47,6 +47,11 @@ export interface OpenOptions {
   /** sqlite: "background" moves WAL checkpoints off the event loop (the signer's choice). */
   readonly sqliteCheckpoints?: "inline" | "background";
   /**
+   * sqlite: the database is opened and used on a thread of its own, the slashing thread
+   * (backends/sqlite/thread-store.ts: the signer's choice; the CLI keeps it in process).
+   */
+  readonly sqliteThread?: boolean;
+  /**
    * "write": serve, import, a migration (sqlite: the writer lock). "read": export, a dry run
    * (sqlite: read-only, beside a running signer; a database not yet bound is opened as it is).
    */
@@ -88,6 +93,7 @@ export function missingSqliteDatabase(path: string): SlashingDatabaseError | und
 interface BackendOptions {
   readonly logger: Logger;
   readonly sqliteCheckpoints: "inline" | "background";
+  readonly sqliteThread: boolean;
   readonly access: "write" | "read";
   readonly create: boolean;
 }
@@ -95,7 +101,7 @@ interface BackendOptions {
 type Opener = (settings: SlashingSettings, options: BackendOptions) => Promise<SlashingStore>;
 
 const BACKENDS: Readonly<Record<SlashingBackend, Opener>> = {
-  async sqlite(settings, { logger, sqliteCheckpoints, access, create }) {
+  async sqlite(settings, { logger, sqliteCheckpoints, sqliteThread, access, create }) {
     const { path } = settings;
     // SQLite would call a directory "not a database (disk I/O error)", after the lock file was made.
     const fileOptions = { access, createDirectory: create } as const;
@@ -105,6 +111,14 @@ const BACKENDS: Readonly<Record<SlashingBackend, Opener>> = {
     try {
       // Only a database about to be created gets its directory (owner-only).
       if (create) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      if (sqliteThread && access === "write") {
+        const { openThreadedSqliteStore } = await import("./backends/sqlite/thread-store");
+        return await openThreadedSqliteStore(path, {
+          create,
+          checkpoints: sqliteCheckpoints,
+          logger,
+        });
+      }
       const { openSqliteStore } = await import("./backends/sqlite/store");
       return await openSqliteStore(path, {
         create,
@@ -165,6 +179,7 @@ export async function openSlashingDatabase(
   const store = await BACKENDS[settings.backend](settings, {
     logger,
     sqliteCheckpoints: options.sqliteCheckpoints ?? "inline",
+    sqliteThread: options.sqliteThread === true,
     access: options.access,
     create: initialize,
   });

@@ -110,6 +110,7 @@ export async function startSigner(
       access: "write",
       initialize: options.initSlashingProtection === true,
       sqliteCheckpoints: "background",
+      sqliteThread: true,
     });
     store = opened.store;
     log.info("slashing protection", {

@@ -20,6 +20,8 @@ export interface SlashingOpenOptions {
   readonly initialize: boolean;
   /** sqlite: "background" moves WAL checkpoints off the event loop (the signer's choice). */
   readonly sqliteCheckpoints?: "inline" | "background";
+  /** sqlite: the database on a thread of its own (antislashing/registry.ts; the signer's choice). */
+  readonly sqliteThread?: boolean;
 }
 
 /**
@@ -53,6 +55,7 @@ export async function openSlashingStore(
       access: options.access,
       initialize: options.initialize,
       sqliteCheckpoints: options.sqliteCheckpoints,
+      sqliteThread: options.sqliteThread,
       chain: { network: network.name, genesisValidatorsRoot: network.genesisValidatorsRoot },
     });
   } catch (error) {
@@ -171,6 +174,9 @@ function unavailableReason(error: unknown): string {
     return "the database files changed on disk while open; restart required (see the log)";
   }
   if (name === "WalSyncError") return "a sync to disk failed; check the disk, then reboot";
+  if (name === "SlashingThreadError") {
+    return "the slashing protection thread stopped; restart required (see the log)";
+  }
   return "database unreachable";
 }
 

@@ -90,12 +90,20 @@ export interface BackgroundCheckpointOptions {
 /** Set by scripts/build/compile.ts in the compiled binary: the worker's path from the bundle's root. */
 declare const SIGIL_CHECKPOINT_WORKER: string | undefined;
 
-function spawnCheckpointWorker(): Worker {
+/**
+ * The checkpoint worker's entry. Resolved on the main thread: the slashing thread (thread-store.ts)
+ * is given it, as a worker's own import.meta.url does not say where the binary keeps the others.
+ */
+export function checkpointWorkerUrl(): string {
   const path =
     typeof SIGIL_CHECKPOINT_WORKER === "undefined"
       ? "./wal-checkpoint-worker.ts"
       : SIGIL_CHECKPOINT_WORKER;
-  return new Worker(new URL(path, import.meta.url).href);
+  return new URL(path, import.meta.url).href;
+}
+
+function spawnCheckpointWorker(): Worker {
+  return new Worker(checkpointWorkerUrl());
 }
 
 /**
