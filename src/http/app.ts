@@ -80,30 +80,53 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return errorResponse("internal_error", "internal error");
   };
 
-  const run = async (
+  // The steps chain without an async function or an await of their own: a signing request
+  // (public key in the path, body read by the service) goes from here to its handler in the
+  // turn it was dispatched, with one promise for its answer.
+  const run = (
     route: Route,
     request: Request,
     params: Record<string, string>,
     query: string,
-  ): Promise<Response> => {
+  ): Response | Promise<Response> => {
     if (!isUnsealed() && !route.servedWhileSealed) {
       return errorResponse("sealed", options.sealedMessage?.() ?? SEALED_MESSAGE);
     }
-    const caller = await admit(route, request, options.authenticate);
+    const admitted = admit(route, request, options.authenticate);
+    return admitted instanceof Promise
+      ? admitted.then((caller) => withBody(route, request, params, query, caller))
+      : withBody(route, request, params, query, admitted);
+  };
+
+  const withBody = (
+    route: Route,
+    request: Request,
+    params: Record<string, string>,
+    query: string,
+    caller: Caller,
+  ): Response | Promise<Response> => {
     const limit = route.maxBodyBytes ?? options.maxBodyBytes;
     // Read before anyone is known: such bodies share one budget of bytes in flight.
     const readBody = () =>
       route.access.kind === "public" || route.access.kind === "operator"
         ? budget.within(request, limit, () => readJsonBody(request, limit, route.bodyless))
         : readJsonBody(request, limit, route.bodyless);
-    const body =
-      route.body === SERVICE_READS_BODY
-        ? readBody
-        : route.method === "GET"
-          ? undefined
-          : await readBody();
+    if (route.body === SERVICE_READS_BODY)
+      return handled(route, request, params, query, caller, readBody);
+    if (route.method === "GET") return handled(route, request, params, query, caller, undefined);
+    return readBody().then((body) => handled(route, request, params, query, caller, body));
+  };
+
+  const handled = (
+    route: Route,
+    request: Request,
+    params: Record<string, string>,
+    query: string,
+    caller: Caller,
+    body: unknown,
+  ): Response | Promise<Response> => {
     let searchParams: URLSearchParams | undefined;
-    const result = await route.handle(
+    const result = route.handle(
       {
         body,
         params,
@@ -117,7 +140,24 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       },
       caller,
     );
-    return result instanceof Response ? result : Response.json(result);
+    return isThenable(result) ? Promise.resolve(result).then(asResponse) : asResponse(result);
+  };
+
+  /** Runs the pipeline; whatever it throws, at any step, is answered as an error. */
+  const respond = (
+    route: Route,
+    request: Request,
+    params: Record<string, string>,
+    query: string,
+  ): Promise<Response> => {
+    try {
+      const answer = run(route, request, params, query);
+      return answer instanceof Promise
+        ? answer.then(undefined, (error: unknown) => answerError(error, request))
+        : Promise.resolve(answer);
+    } catch (error) {
+      return Promise.resolve(answerError(error, request));
+    }
   };
 
   const dispatch = (request: Request): Dispatch => {
@@ -135,10 +175,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         return {
           route: found.route,
           timeoutMs: found.route.timeoutMs,
-          respond: () =>
-            run(found.route, request, found.params, query).catch((error: unknown) =>
-              answerError(error, request),
-            ),
+          respond: () => respond(found.route, request, found.params, query),
         };
       case "bad_param": {
         const words = found.route.params?.[found.name] ?? found.name;
@@ -186,9 +223,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
 /**
  * Authenticates and authorizes as the route's access says, from the headers alone, before any
- * body is read. Per-key routes are the service's to authenticate (it reads the body after).
+ * body is read. Per-key routes are the service's to authenticate (it reads the body after): for
+ * them, and public and operator routes, the caller is known at once (no promise).
  */
-async function admit(route: Route, request: Request, authenticate: Authenticate): Promise<Caller> {
+function admit(
+  route: Route,
+  request: Request,
+  authenticate: Authenticate,
+): Caller | Promise<Caller> {
   let principal: Promise<Principal> | undefined;
   const caller: Caller = {
     authenticate: () => {
@@ -204,14 +246,29 @@ async function admit(route: Route, request: Request, authenticate: Authenticate)
     case "operator":
       return { ...caller, credential: operatorCredential(request) };
     case "management":
-      requireManagement(await caller.authenticate());
-      return caller;
+      return caller.authenticate().then((who) => {
+        requireManagement(who);
+        return caller;
+      });
     case "scope":
-      authorize(await caller.authenticate(), { scope: access.scope });
-      return caller;
+      return caller.authenticate().then((who) => {
+        authorize(who, { scope: access.scope });
+        return caller;
+      });
     case "keys":
-      return { ...caller, keys: keyAccess(await caller.authenticate(), access.scope, access.list) };
+      return caller
+        .authenticate()
+        .then((who) => ({ ...caller, keys: keyAccess(who, access.scope, access.list) }));
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/** A handler's answer: its own Response, or its result as JSON. */
+function asResponse(result: unknown): Response {
+  return result instanceof Response ? result : Response.json(result);
 }
 
 function operatorCredential(request: Request): string {
