@@ -82,13 +82,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   // The steps chain without an async function or an await of their own: a signing request
   // (public key in the path, body read by the service) goes from here to its handler in the
-  // turn it was dispatched, with one promise for its answer.
+  // turn it was dispatched, and its answer takes one promise here (`respond`). Each step returns
+  // what the handler returned, or a promise of it.
   const run = (
     route: Route,
     request: Request,
     params: Record<string, string>,
     query: string,
-  ): Response | Promise<Response> => {
+  ): unknown => {
     if (!isUnsealed() && !route.servedWhileSealed) {
       return errorResponse("sealed", options.sealedMessage?.() ?? SEALED_MESSAGE);
     }
@@ -104,7 +105,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     params: Record<string, string>,
     query: string,
     caller: Caller,
-  ): Response | Promise<Response> => {
+  ): unknown => {
     const limit = route.maxBodyBytes ?? options.maxBodyBytes;
     // Read before anyone is known: such bodies share one budget of bytes in flight.
     const readBody = () =>
@@ -124,7 +125,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     query: string,
     caller: Caller,
     body: unknown,
-  ): Response | Promise<Response> => {
+  ): unknown => {
     let searchParams: URLSearchParams | undefined;
     const result = route.handle(
       {
@@ -140,7 +141,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       },
       caller,
     );
-    return isThenable(result) ? Promise.resolve(result).then(asResponse) : asResponse(result);
+    return result;
   };
 
   /** Runs the pipeline; whatever it throws, at any step, is answered as an error. */
@@ -150,14 +151,22 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     params: Record<string, string>,
     query: string,
   ): Promise<Response> => {
+    let result: unknown;
     try {
-      const answer = run(route, request, params, query);
-      return answer instanceof Promise
-        ? answer.then(undefined, (error: unknown) => answerError(error, request))
-        : Promise.resolve(answer);
+      result = run(route, request, params, query);
     } catch (error) {
       return Promise.resolve(answerError(error, request));
     }
+    const toResponse = (value: unknown): Response => {
+      try {
+        return asResponse(value);
+      } catch (error) {
+        return answerError(error, request);
+      }
+    };
+    return isThenable(result)
+      ? Promise.resolve(result).then(toResponse, (error: unknown) => answerError(error, request))
+      : Promise.resolve(toResponse(result));
   };
 
   const dispatch = (request: Request): Dispatch => {

@@ -18,14 +18,48 @@ export function readJsonBody(
   emptyAllowed = false,
 ): Promise<unknown> {
   // One promise from the bytes to the JSON, and none per step: this is every signing request.
-  return readBodyBytes(request, limitBytes).then(
+  return withBodyBytes(
+    request,
+    limitBytes,
     (bytes) => parseJsonBody(request, bytes, emptyAllowed),
-    (error: unknown) => {
-      if (error instanceof SigilError) throw error;
-      // The client closed the connection (or the stream failed) before the whole body arrived.
-      throw new SigilError("invalid_request", "the request body ended before it was complete");
-    },
+    bodyEnded,
   );
+}
+
+/** The body's bytes within the limit, handed to `then` (or the failure to `failed`). */
+function withBodyBytes<T>(
+  request: Request,
+  limitBytes: number,
+  then: (bytes: Uint8Array) => T,
+  failed?: (error: unknown) => never,
+): Promise<T> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limitBytes) {
+    return Promise.reject(tooLarge(limitBytes));
+  }
+  if (isOneShot(request, declared)) {
+    return request.bytes().then((bytes) => {
+      if (bytes.length > limitBytes) throw tooLarge(limitBytes);
+      return then(bytes);
+    }, failed);
+  }
+  return readStreamedBody(request, limitBytes).then(then, failed);
+}
+
+function bodyEnded(error: unknown): never {
+  if (error instanceof SigilError) throw error;
+  // The client closed the connection (or the stream failed) before the whole body arrived.
+  throw new SigilError("invalid_request", "the request body ended before it was complete");
+}
+
+/**
+ * Over HTTP a declared length is exactly what the parser hands over (bytes past it are the next
+ * request), so the native one-shot read is bounded, and cheaper than a stream reader: this is
+ * every signing request. The length check after it covers a Request built in-process. Chunked
+ * bodies stream.
+ */
+function isOneShot(request: Request, declared: string | null): declared is string {
+  return declared !== null && /^\d+$/.test(declared) && !request.headers.has("transfer-encoding");
 }
 
 function parseJsonBody(request: Request, bytes: Uint8Array, emptyAllowed: boolean): unknown {
@@ -76,22 +110,7 @@ export function requireJsonContentType(contentType: string | null): void {
 }
 
 export function readBodyBytes(request: Request, limitBytes: number): Promise<Uint8Array> {
-  const headers = request.headers;
-  const declared = headers.get("content-length");
-  if (declared !== null && Number(declared) > limitBytes) {
-    return Promise.reject(tooLarge(limitBytes));
-  }
-  // Over HTTP a declared length is exactly what the parser hands over (bytes past it are the next
-  // request), so the native one-shot read is bounded, and cheaper than a stream reader: this is
-  // every signing request. The length check after it covers a Request built in-process. Chunked
-  // bodies stream.
-  if (declared !== null && /^\d+$/.test(declared) && !headers.has("transfer-encoding")) {
-    return request.bytes().then((body) => {
-      if (body.length > limitBytes) throw tooLarge(limitBytes);
-      return body;
-    });
-  }
-  return readStreamedBody(request, limitBytes);
+  return withBodyBytes(request, limitBytes, (bytes) => bytes);
 }
 
 function tooLarge(limitBytes: number): SigilError {
