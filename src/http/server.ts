@@ -117,13 +117,24 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
         close ? null : keepAlive,
       );
     }
-    if (request.method === "GET") return serve(request, server, id, close, target, origin);
+    // One promise per served request, resolved by whichever of the application and the deadline
+    // answers first (and rejected, for Bun's error handler, only if the listener itself fails).
+    if (request.method === "GET") {
+      return new Promise((resolve, reject) =>
+        serve(request, server, id, close, target, origin, resolve, reject),
+      );
+    }
     // A request that may change something waits for the end of this turn (afterThisTurn).
-    return afterThisTurn().then(() =>
-      request.signal.aborted
-        ? notServed(request, id, target)
-        : serve(request, server, id, close, target, origin),
-    );
+    return new Promise((resolve, reject) => {
+      afterThisTurn().then(() => {
+        try {
+          if (request.signal.aborted) resolve(notServed(request, id, target));
+          else serve(request, server, id, close, target, origin, resolve, reject);
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
   };
 
   const notServed = (request: Request, id: string, target: string): Response => {
@@ -142,13 +153,21 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     closeAsked: boolean,
     target: string,
     origin: string | null,
-  ): Promise<Response> => {
-    inFlight++;
+    resolve: (response: Response) => void,
+    reject: (error: unknown) => void,
+  ): void => {
     const started = performance.now();
     const deadline = new AbortController();
     const meta = new ListenerMeta(id, deadline.signal, server, request);
     attachRequestMeta(request, meta);
-    const dispatched = options.dispatch(request);
+    let dispatched: Dispatch;
+    try {
+      dispatched = options.dispatch(request);
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    inFlight++;
     const timeoutMs = dispatched.timeoutMs ?? options.requestTimeoutMs;
     const idleSeconds = Math.ceil(timeoutMs / 1000) + IDLE_MARGIN_SECONDS;
     // Bun's idle timer also runs while a request is handled. A deadline it would cut short gets
@@ -156,54 +175,52 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     // and the connection gets its keep-alive timer back before the answer is written.
     const longer = idleSeconds > options.keepAliveSeconds;
     if (longer) setIdle(server, request, idleSeconds > MAX_BUN_IDLE_SECONDS ? 0 : idleSeconds);
-    return new Promise<Response>((resolve) => {
-      let close = closeAsked;
-      let answered = false;
-      // The first of the application's answer and the deadline's is the one sent.
-      const answer = (response: Response, extra: Record<string, string> | undefined) => {
-        if (answered) return;
-        answered = true;
-        timer.cancel();
-        if (longer) setIdle(server, request, options.keepAliveSeconds);
-        inFlight--;
-        if (log.enabled("debug")) {
-          log.debug("request", {
-            request_id: id,
-            method: request.method,
-            path: target.split("?")[0],
-            client_port: meta.peer()?.port,
-            ms: Math.round(performance.now() - started),
-          });
-        }
-        resolve(withHeaders(response, extra, id, close ? null : keepAlive));
-      };
-      const cors = () => (options.cors ? corsResponseHeaders(options.cors, origin) : undefined);
-      const timer = deadlines.add(timeoutMs, () => {
-        // The body may still be arriving: what is left of it must never be read as a request.
-        close = true;
-        deadline.abort();
-        answer(
-          errorResponse("request_timeout", `request not answered within ${timeoutMs / 1000} s`),
-          cors(),
-        );
-      });
-      const failed = (error: unknown) => {
-        log.error("request failed outside the application", {
+    let close = closeAsked;
+    let answered = false;
+    // The first of the application's answer and the deadline's is the one sent.
+    const answer = (response: Response, extra: Record<string, string> | undefined) => {
+      if (answered) return;
+      answered = true;
+      timer.cancel();
+      if (longer) setIdle(server, request, options.keepAliveSeconds);
+      inFlight--;
+      if (log.enabled("debug")) {
+        log.debug("request", {
           request_id: id,
-          error: String(error),
+          method: request.method,
+          path: target.split("?")[0],
+          client_port: meta.peer()?.port,
+          ms: Math.round(performance.now() - started),
         });
-        answer(errorResponse("internal_error", "internal error"), undefined);
-      };
-      try {
-        dispatched.respond().then((response) => {
-          // Draining began while this request ran: it is answered, and its connection closed.
-          close ||= draining;
-          answer(response, cors());
-        }, failed);
-      } catch (error) {
-        failed(error);
       }
+      resolve(withHeaders(response, extra, id, close ? null : keepAlive));
+    };
+    const cors = () => (options.cors ? corsResponseHeaders(options.cors, origin) : undefined);
+    const timer = deadlines.add(timeoutMs, () => {
+      // The body may still be arriving: what is left of it must never be read as a request.
+      close = true;
+      deadline.abort();
+      answer(
+        errorResponse("request_timeout", `request not answered within ${timeoutMs / 1000} s`),
+        cors(),
+      );
     });
+    const failed = (error: unknown) => {
+      log.error("request failed outside the application", {
+        request_id: id,
+        error: String(error),
+      });
+      answer(errorResponse("internal_error", "internal error"), undefined);
+    };
+    try {
+      dispatched.respond().then((response) => {
+        // Draining began while this request ran: it is answered, and its connection closed.
+        close ||= draining;
+        answer(response, cors());
+      }, failed);
+    } catch (error) {
+      failed(error);
+    }
   };
 
   const server = Bun.serve({
