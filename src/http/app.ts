@@ -7,8 +7,8 @@ import { readJsonBody } from "./body";
 import { BodyBudget } from "./body-budget";
 import { errorResponse, responseForError } from "./errors";
 import { RouteMatcher } from "./match";
-import { requestMeta } from "./request-meta";
-import { type Caller, type Route, SERVICE_READS_BODY } from "./route";
+import { type RequestMeta, requestMeta } from "./request-meta";
+import { type Caller, type Route, type RouteInput, SERVICE_READS_BODY } from "./route";
 
 /** What the dispatcher decided about a request before answering it. */
 export interface Dispatch {
@@ -126,22 +126,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     caller: Caller,
     body: unknown,
   ): unknown => {
-    let searchParams: URLSearchParams | undefined;
-    const result = route.handle(
-      {
-        body,
-        params,
-        // Parsed only for a handler that reads it (no signing request does).
-        get query() {
-          searchParams ??= new URLSearchParams(query);
-          return searchParams;
-        },
-        headers: request.headers,
-        meta: requestMeta(request),
-      },
+    return route.handle(
+      new Input(body, params, query, request.headers, requestMeta(request)),
       caller,
     );
-    return result;
   };
 
   /** Runs the pipeline; whatever it throws, at any step, is answered as an error. */
@@ -268,6 +256,25 @@ function admit(
       return caller
         .authenticate()
         .then((who) => ({ ...caller, keys: keyAccess(who, access.scope, access.list) }));
+  }
+}
+
+/** A handler's input; a class, so that the lazy `query` costs no getter closure per request. */
+class Input implements RouteInput<unknown> {
+  #query: URLSearchParams | undefined;
+
+  constructor(
+    readonly body: unknown,
+    readonly params: Readonly<Record<string, string>>,
+    private readonly queryText: string,
+    readonly headers: Headers,
+    readonly meta: RequestMeta,
+  ) {}
+
+  /** Parsed only for a handler that reads it (no signing request does). */
+  get query(): URLSearchParams {
+    this.#query ??= new URLSearchParams(this.queryText);
+    return this.#query;
   }
 }
 
