@@ -129,9 +129,7 @@ export function wireMetrics(
 
   const observer: SigningObserver = {
     signed(operation, queueSeconds, signSeconds) {
-      metrics.signingRequests.inc({ operation, status: "signed" });
-      metrics.signingDuration.observe({ operation, phase: "queue" }, queueSeconds);
-      metrics.signingDuration.observe({ operation, phase: "sign" }, signSeconds);
+      metrics.signed(operation, queueSeconds, signSeconds);
     },
     failed(operation, code, reason) {
       metrics.signingRequests.inc({ operation: operation ?? "unknown", status: code });

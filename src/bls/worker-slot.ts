@@ -15,6 +15,7 @@ import { toHex } from "./key";
 import {
   type FromWorker,
   packSignJobs,
+  readSigned,
   SIGNATURE_BYTES,
   type SignedMessage,
   type SignJob,
@@ -401,7 +402,8 @@ export class WorkerSlot {
   }
 
   #onSigned(message: SignedMessage): void {
-    const { jobs, signatures, errors } = message;
+    const { errors } = message;
+    const { jobs, signatures } = readSigned(message);
     for (let i = 0; i < jobs.length; i++) {
       const job = this.#sent.get(jobs[i] as number);
       if (job === undefined) continue;

@@ -21,6 +21,7 @@ import {
   type InitMessage,
   SIGNATURE_BYTES,
   type SignMessage,
+  signedAnswer,
   type ToWorker,
   unpackSignJobs,
 } from "./protocol";
@@ -63,8 +64,8 @@ async function init(message: InitMessage): Promise<void> {
 
 function sign(message: SignMessage): void {
   const jobs = unpackSignJobs(message);
-  const ids = new Float64Array(jobs.length);
-  const signatures = new Uint8Array(jobs.length * SIGNATURE_BYTES);
+  const answer = signedAnswer(jobs.length);
+  const { jobs: ids, signatures } = answer;
   let errors: (string | null)[] | null = null;
   const fail = (i: number, reason: string) => {
     errors ??= new Array<string | null>(jobs.length).fill(null);
@@ -85,7 +86,8 @@ function sign(message: SignMessage): void {
       fail(i, reasonOf(error));
     }
   });
-  reply({ type: "signed", jobs: ids, signatures, errors });
+  answer.message.errors = errors;
+  reply(answer.message);
 }
 
 /**

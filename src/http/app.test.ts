@@ -43,6 +43,14 @@ function harness(options: { sealed?: boolean; principal?: () => Promise<Principa
         handle: ({ body }) => ({ doubled: body.n * 2 }),
       }),
       route({
+        method: "PUT",
+        path: "/typed/:name",
+        access: { kind: "public" },
+        ...open,
+        body: Type.Object({ n: Type.Number() }),
+        handle: ({ body, params, query }) => ({ n: body.n, name: params.name, q: query.get("q") }),
+      }),
+      route({
         method: "POST",
         path: "/service/:id",
         access: { kind: "per_key", scope: "sign" },
@@ -263,5 +271,15 @@ describe("a body that never completes", () => {
       message: "the request body ended before it was complete",
     });
     expect(logs.filter((line) => line.includes('"level":"error"'))).toEqual([]);
+  });
+});
+
+describe("the handler's input", () => {
+  test("a checked body comes with the path parameters and the query", async () => {
+    const { app } = harness();
+    const { request: r } = request("PUT", "/typed/a%20b?q=x&r=y", '{"n":3}');
+    const response = await app.handle(r);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ n: 3, name: "a b", q: "x" });
   });
 });

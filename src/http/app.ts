@@ -7,8 +7,8 @@ import { readJsonBody } from "./body";
 import { BodyBudget } from "./body-budget";
 import { errorResponse, responseForError } from "./errors";
 import { RouteMatcher } from "./match";
-import { requestMeta } from "./request-meta";
-import { type Caller, type Route, SERVICE_READS_BODY } from "./route";
+import { type RequestMeta, requestMeta } from "./request-meta";
+import { type Caller, type Route, type RouteInput, SERVICE_READS_BODY } from "./route";
 
 /** What the dispatcher decided about a request before answering it. */
 export interface Dispatch {
@@ -80,44 +80,81 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return errorResponse("internal_error", "internal error");
   };
 
-  const run = async (
+  // The steps chain without an async function or an await of their own: a signing request
+  // (public key in the path, body read by the service) goes from here to its handler in the
+  // turn it was dispatched, and its answer takes one promise here (`respond`). Each step returns
+  // what the handler returned, or a promise of it.
+  const run = (
     route: Route,
     request: Request,
     params: Record<string, string>,
     query: string,
-  ): Promise<Response> => {
+  ): unknown => {
     if (!isUnsealed() && !route.servedWhileSealed) {
       return errorResponse("sealed", options.sealedMessage?.() ?? SEALED_MESSAGE);
     }
-    const caller = await admit(route, request, options.authenticate);
+    const admitted = admit(route, request, options.authenticate);
+    return admitted instanceof Promise
+      ? admitted.then((caller) => withBody(route, request, params, query, caller))
+      : withBody(route, request, params, query, admitted);
+  };
+
+  const withBody = (
+    route: Route,
+    request: Request,
+    params: Record<string, string>,
+    query: string,
+    caller: Caller,
+  ): unknown => {
     const limit = route.maxBodyBytes ?? options.maxBodyBytes;
     // Read before anyone is known: such bodies share one budget of bytes in flight.
     const readBody = () =>
       route.access.kind === "public" || route.access.kind === "operator"
         ? budget.within(request, limit, () => readJsonBody(request, limit, route.bodyless))
         : readJsonBody(request, limit, route.bodyless);
-    const body =
-      route.body === SERVICE_READS_BODY
-        ? readBody
-        : route.method === "GET"
-          ? undefined
-          : await readBody();
-    let searchParams: URLSearchParams | undefined;
-    const result = await route.handle(
-      {
-        body,
-        params,
-        // Parsed only for a handler that reads it (no signing request does).
-        get query() {
-          searchParams ??= new URLSearchParams(query);
-          return searchParams;
-        },
-        headers: request.headers,
-        meta: requestMeta(request),
-      },
+    if (route.body === SERVICE_READS_BODY)
+      return handled(route, request, params, query, caller, readBody);
+    if (route.method === "GET") return handled(route, request, params, query, caller, undefined);
+    return readBody().then((body) => handled(route, request, params, query, caller, body));
+  };
+
+  const handled = (
+    route: Route,
+    request: Request,
+    params: Record<string, string>,
+    query: string,
+    caller: Caller,
+    body: unknown,
+  ): unknown => {
+    return route.handle(
+      new Input(body, params, query, request.headers, requestMeta(request)),
       caller,
     );
-    return result instanceof Response ? result : Response.json(result);
+  };
+
+  /** Runs the pipeline; whatever it throws, at any step, is answered as an error. */
+  const respond = (
+    route: Route,
+    request: Request,
+    params: Record<string, string>,
+    query: string,
+  ): Promise<Response> => {
+    let result: unknown;
+    try {
+      result = run(route, request, params, query);
+    } catch (error) {
+      return Promise.resolve(answerError(error, request));
+    }
+    const toResponse = (value: unknown): Response => {
+      try {
+        return asResponse(value);
+      } catch (error) {
+        return answerError(error, request);
+      }
+    };
+    return isThenable(result)
+      ? Promise.resolve(result).then(toResponse, (error: unknown) => answerError(error, request))
+      : Promise.resolve(toResponse(result));
   };
 
   const dispatch = (request: Request): Dispatch => {
@@ -135,10 +172,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
         return {
           route: found.route,
           timeoutMs: found.route.timeoutMs,
-          respond: () =>
-            run(found.route, request, found.params, query).catch((error: unknown) =>
-              answerError(error, request),
-            ),
+          respond: () => respond(found.route, request, found.params, query),
         };
       case "bad_param": {
         const words = found.route.params?.[found.name] ?? found.name;
@@ -186,9 +220,14 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
 /**
  * Authenticates and authorizes as the route's access says, from the headers alone, before any
- * body is read. Per-key routes are the service's to authenticate (it reads the body after).
+ * body is read. Per-key routes are the service's to authenticate (it reads the body after): for
+ * them, and public and operator routes, the caller is known at once (no promise).
  */
-async function admit(route: Route, request: Request, authenticate: Authenticate): Promise<Caller> {
+function admit(
+  route: Route,
+  request: Request,
+  authenticate: Authenticate,
+): Caller | Promise<Caller> {
   let principal: Promise<Principal> | undefined;
   const caller: Caller = {
     authenticate: () => {
@@ -204,14 +243,48 @@ async function admit(route: Route, request: Request, authenticate: Authenticate)
     case "operator":
       return { ...caller, credential: operatorCredential(request) };
     case "management":
-      requireManagement(await caller.authenticate());
-      return caller;
+      return caller.authenticate().then((who) => {
+        requireManagement(who);
+        return caller;
+      });
     case "scope":
-      authorize(await caller.authenticate(), { scope: access.scope });
-      return caller;
+      return caller.authenticate().then((who) => {
+        authorize(who, { scope: access.scope });
+        return caller;
+      });
     case "keys":
-      return { ...caller, keys: keyAccess(await caller.authenticate(), access.scope, access.list) };
+      return caller
+        .authenticate()
+        .then((who) => ({ ...caller, keys: keyAccess(who, access.scope, access.list) }));
   }
+}
+
+/** A handler's input; a class, so that the lazy `query` costs no getter closure per request. */
+class Input implements RouteInput<unknown> {
+  #query: URLSearchParams | undefined;
+
+  constructor(
+    readonly body: unknown,
+    readonly params: Readonly<Record<string, string>>,
+    private readonly queryText: string,
+    readonly headers: Headers,
+    readonly meta: RequestMeta,
+  ) {}
+
+  /** Parsed only for a handler that reads it (no signing request does). */
+  get query(): URLSearchParams {
+    this.#query ??= new URLSearchParams(this.queryText);
+    return this.#query;
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/** A handler's answer: its own Response, or its result as JSON. */
+function asResponse(result: unknown): Response {
+  return result instanceof Response ? result : Response.json(result);
 }
 
 function operatorCredential(request: Request): string {

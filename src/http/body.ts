@@ -11,17 +11,58 @@ const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 /** One decoder for every body: a call without `stream` keeps no state between calls. */
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
-export async function readJsonBody(
+export function readJsonBody(
   request: Request,
   limitBytes: number,
   /** The route takes no body (POST /reload, sent as `curl -X POST`): an empty one is none. */
   emptyAllowed = false,
 ): Promise<unknown> {
-  const bytes = await readBodyBytes(request, limitBytes).catch((error: unknown) => {
-    if (error instanceof SigilError) throw error;
-    // The client closed the connection (or the stream failed) before the whole body arrived.
-    throw new SigilError("invalid_request", "the request body ended before it was complete");
-  });
+  // One promise from the bytes to the JSON, and none per step: this is every signing request.
+  return withBodyBytes(
+    request,
+    limitBytes,
+    (bytes) => parseJsonBody(request, bytes, emptyAllowed),
+    bodyEnded,
+  );
+}
+
+/** The body's bytes within the limit, handed to `then` (or the failure to `failed`). */
+function withBodyBytes<T>(
+  request: Request,
+  limitBytes: number,
+  then: (bytes: Uint8Array) => T,
+  failed?: (error: unknown) => never,
+): Promise<T> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limitBytes) {
+    return Promise.reject(tooLarge(limitBytes));
+  }
+  if (isOneShot(request, declared)) {
+    return request.bytes().then((bytes) => {
+      if (bytes.length > limitBytes) throw tooLarge(limitBytes);
+      return then(bytes);
+    }, failed);
+  }
+  return readStreamedBody(request, limitBytes).then(then, failed);
+}
+
+function bodyEnded(error: unknown): never {
+  if (error instanceof SigilError) throw error;
+  // The client closed the connection (or the stream failed) before the whole body arrived.
+  throw new SigilError("invalid_request", "the request body ended before it was complete");
+}
+
+/**
+ * Over HTTP a declared length is exactly what the parser hands over (bytes past it are the next
+ * request), so the native one-shot read is bounded, and cheaper than a stream reader: this is
+ * every signing request. The length check after it covers a Request built in-process. Chunked
+ * bodies stream.
+ */
+function isOneShot(request: Request, declared: string | null): declared is string {
+  return declared !== null && /^\d+$/.test(declared) && !request.headers.has("transfer-encoding");
+}
+
+function parseJsonBody(request: Request, bytes: Uint8Array, emptyAllowed: boolean): unknown {
   if (bytes.length === 0) {
     // A DELETE that names its target in the path may carry a JSON content type and no body.
     if (emptyAllowed || !METHODS_WITH_BODY.has(request.method)) return undefined;
@@ -68,20 +109,18 @@ export function requireJsonContentType(contentType: string | null): void {
   );
 }
 
-export async function readBodyBytes(request: Request, limitBytes: number): Promise<Uint8Array> {
-  const tooLarge = () =>
-    new SigilError("payload_too_large", `request body exceeds the limit of ${limitBytes} bytes`);
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limitBytes) throw tooLarge();
-  // Over HTTP a declared length is exactly what the parser hands over (bytes past it are the next
-  // request), so the native one-shot read is bounded, and cheaper than a stream reader: this is
-  // every signing request. The length check after it covers a Request built in-process. Chunked
-  // bodies stream.
-  if (declared !== null && /^\d+$/.test(declared) && !request.headers.has("transfer-encoding")) {
-    const body = await request.bytes();
-    if (body.length > limitBytes) throw tooLarge();
-    return body;
-  }
+export function readBodyBytes(request: Request, limitBytes: number): Promise<Uint8Array> {
+  return withBodyBytes(request, limitBytes, (bytes) => bytes);
+}
+
+function tooLarge(limitBytes: number): SigilError {
+  return new SigilError(
+    "payload_too_large",
+    `request body exceeds the limit of ${limitBytes} bytes`,
+  );
+}
+
+async function readStreamedBody(request: Request, limitBytes: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -92,7 +131,7 @@ export async function readBodyBytes(request: Request, limitBytes: number): Promi
     total += value.length;
     if (total > limitBytes) {
       await discardRest(reader, limitBytes);
-      throw tooLarge();
+      throw tooLarge(limitBytes);
     }
     chunks.push(value);
   }

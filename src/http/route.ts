@@ -177,7 +177,20 @@ function checkedHandler<B>(
     const checked = checkShape(schema, input.body);
     if (!checked.ok) throw new SigilError("invalid_request", describeProblem(checked));
     // The check above is what makes the body this route's shape.
-    return handler({ ...input, body: checked.value as B }, caller);
+    return handler(withBody(input, checked.value as B), caller);
+  };
+}
+
+/** The input with its checked body; `query` stays the lazy one (a getter, which a spread would call). */
+function withBody<B>(input: RouteInput<unknown>, body: B): RouteInput<B> {
+  return {
+    body,
+    params: input.params,
+    headers: input.headers,
+    meta: input.meta,
+    get query() {
+      return input.query;
+    },
   };
 }
 

@@ -1,12 +1,12 @@
-import type { Server } from "bun";
-import type { ErrorCode } from "../errors";
+import type { Server, SocketAddress } from "bun";
 import { checkHost, type HostAllowlist, isHostAllowed } from "../net/host";
 import type { Logger } from "../observability/log";
 import { acceptWithoutDefer } from "../os/listen-socket";
 import type { Dispatch } from "./app";
 import { type CorsPolicy, corsResponseHeaders, isPreflight, preflightHeaders } from "./cors";
+import { Deadlines } from "./deadlines";
 import { errorResponse } from "./errors";
-import { attachRequestMeta } from "./request-meta";
+import { attachRequestMeta, type RequestMeta } from "./request-meta";
 import type { ServerTls } from "./tls";
 
 export interface HttpServerOptions {
@@ -55,27 +55,29 @@ const SHUTDOWN_POLL_MS = 10;
 export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
   const log = options.logger;
   const keepAlive = `timeout=${options.keepAliveSeconds}`;
+  const deadlines = new Deadlines();
+  const nextId = requestIds();
   let inFlight = 0;
   let draining = false;
-  let sequence = 0;
 
-  const fetch = async (request: Request, server: Server<undefined>): Promise<Response> => {
-    const id = `${Date.now().toString(36)}-${(++sequence).toString(36)}`;
-    let close = draining || asksToClose(request.headers.get("connection"));
-    const finish = (response: Response, extra?: Record<string, string>) =>
-      withHeaders(response, extra, id, close ? null : keepAlive);
-    const refuse = (code: ErrorCode, message: string) => {
-      close = true;
-      return finish(errorResponse(code, message));
-    };
-    const host = checkHost(request.headers.get("host"));
-    if (!host.ok) return refuse("invalid_host", host.reason);
+  // Not async: a refusal is answered in the turn it arrived, and a served request makes no
+  // promise beyond its answer's.
+  const fetch = (request: Request, server: Server<undefined>): Response | Promise<Response> => {
+    const id = nextId();
+    const headers = request.headers;
+    const close = draining || asksToClose(headers.get("connection"));
+    const host = checkHost(headers.get("host"));
+    if (!host.ok)
+      return withHeaders(errorResponse("invalid_host", host.reason), undefined, id, null);
     if (options.hostAllowlist && !isHostAllowed(host.name, options.hostAllowlist)) {
-      return finish(
+      return withHeaders(
         errorResponse(
           "host_not_allowed",
           `host ${JSON.stringify(host.name)} is not in server.host_allowlist`,
         ),
+        undefined,
+        id,
+        close ? null : keepAlive,
       );
     }
     // Bun's URL is relative for a target that is not a path (CONNECT's host:port): no router
@@ -83,49 +85,89 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     const url = request.url;
     const authorityStart = url.indexOf("://") + 3;
     if (authorityStart < 3) {
-      return refuse("invalid_request", "the request target must be a path (origin-form)");
+      return withHeaders(
+        errorResponse("invalid_request", "the request target must be a path (origin-form)"),
+        undefined,
+        id,
+        null,
+      );
     }
     const pathStart = url.indexOf("/", authorityStart);
     const target = pathStart < 0 ? "/" : url.slice(pathStart);
-    if (draining) return finish(errorResponse("shutting_down", "signer is shutting down"));
-    const origin = request.headers.get("origin");
+    if (draining) {
+      return withHeaders(
+        errorResponse("shutting_down", "signer is shutting down"),
+        undefined,
+        id,
+        null,
+      );
+    }
+    const origin = headers.get("origin");
     if (options.cors && isPreflight(request)) {
-      const headers = preflightHeaders(options.cors, request);
-      return finish(
-        headers
-          ? new Response(null, { status: 204, headers })
+      const preflight = preflightHeaders(options.cors, request);
+      return withHeaders(
+        preflight
+          ? new Response(null, { status: 204, headers: preflight })
           : errorResponse(
               "cors_origin_denied",
               "origin not allowed by server.cors_allowed_origins",
             ),
+        undefined,
+        id,
+        close ? null : keepAlive,
       );
     }
-    if (request.method !== "GET" && (await closedBehind(request))) {
-      log.warn("request not served: the client sent another before its answer (HTTP pipelining)", {
-        request_id: id,
-        method: request.method,
-        path: target.split("?")[0],
-      });
-      return errorResponse("invalid_request", "connection closed: HTTP pipelining is not served");
+    // One promise per served request, resolved by whichever of the application and the deadline
+    // answers first (and rejected, for Bun's error handler, only if the listener itself fails).
+    if (request.method === "GET") {
+      return new Promise((resolve, reject) =>
+        serve(request, server, id, close, target, origin, resolve, reject),
+      );
     }
-    inFlight++;
+    // A request that may change something waits for the end of this turn (afterThisTurn).
+    return new Promise((resolve, reject) => {
+      afterThisTurn().then(() => {
+        try {
+          if (request.signal.aborted) resolve(notServed(request, id, target));
+          else serve(request, server, id, close, target, origin, resolve, reject);
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+  };
+
+  const notServed = (request: Request, id: string, target: string): Response => {
+    log.warn("request not served: the client sent another before its answer (HTTP pipelining)", {
+      request_id: id,
+      method: request.method,
+      path: target.split("?")[0],
+    });
+    return errorResponse("invalid_request", "connection closed: HTTP pipelining is not served");
+  };
+
+  const serve = (
+    request: Request,
+    server: Server<undefined>,
+    id: string,
+    closeAsked: boolean,
+    target: string,
+    origin: string | null,
+    resolve: (response: Response) => void,
+    reject: (error: unknown) => void,
+  ): void => {
     const started = performance.now();
     const deadline = new AbortController();
-    // The peer address is looked up when something asks for it (a CIDR-bound token, the debug
-    // log), while the request is still open: most requests never need it.
-    let client: ReturnType<typeof server.requestIP> | undefined;
-    const peer = () => {
-      if (client === undefined) client = server.requestIP(request);
-      return client;
-    };
-    attachRequestMeta(request, {
-      id,
-      get clientIp() {
-        return peer()?.address;
-      },
-      deadline: deadline.signal,
-    });
-    const dispatched = options.dispatch(request);
+    const meta = new ListenerMeta(id, deadline.signal, server, request);
+    attachRequestMeta(request, meta);
+    let dispatched: Dispatch;
+    try {
+      dispatched = options.dispatch(request);
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    inFlight++;
     const timeoutMs = dispatched.timeoutMs ?? options.requestTimeoutMs;
     const idleSeconds = Math.ceil(timeoutMs / 1000) + IDLE_MARGIN_SECONDS;
     // Bun's idle timer also runs while a request is handled. A deadline it would cut short gets
@@ -133,27 +175,13 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
     // and the connection gets its keep-alive timer back before the answer is written.
     const longer = idleSeconds > options.keepAliveSeconds;
     if (longer) setIdle(server, request, idleSeconds > MAX_BUN_IDLE_SECONDS ? 0 : idleSeconds);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<Response>((resolve) => {
-      timer = setTimeout(() => {
-        // The body may still be arriving: what is left of it must never be read as a request.
-        close = true;
-        deadline.abort();
-        resolve(
-          errorResponse("request_timeout", `request not answered within ${timeoutMs / 1000} s`),
-        );
-      }, timeoutMs);
-    });
-    try {
-      const response = await Promise.race([dispatched.respond(), timedOut]);
-      // Draining began while this request ran: it is answered, and its connection closed.
-      close ||= draining;
-      return finish(response, options.cors ? corsResponseHeaders(options.cors, origin) : undefined);
-    } catch (error) {
-      log.error("request failed outside the application", { request_id: id, error: String(error) });
-      return finish(errorResponse("internal_error", "internal error"));
-    } finally {
-      clearTimeout(timer);
+    let close = closeAsked;
+    let answered = false;
+    // The first of the application's answer and the deadline's is the one sent.
+    const answer = (response: Response, extra: Record<string, string> | undefined) => {
+      if (answered) return;
+      answered = true;
+      timer.cancel();
       if (longer) setIdle(server, request, options.keepAliveSeconds);
       inFlight--;
       if (log.enabled("debug")) {
@@ -161,10 +189,37 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
           request_id: id,
           method: request.method,
           path: target.split("?")[0],
-          client_port: peer()?.port,
+          client_port: meta.peer()?.port,
           ms: Math.round(performance.now() - started),
         });
       }
+      resolve(withHeaders(response, extra, id, close ? null : keepAlive));
+    };
+    const cors = () => (options.cors ? corsResponseHeaders(options.cors, origin) : undefined);
+    const timer = deadlines.add(timeoutMs, () => {
+      // The body may still be arriving: what is left of it must never be read as a request.
+      close = true;
+      deadline.abort();
+      answer(
+        errorResponse("request_timeout", `request not answered within ${timeoutMs / 1000} s`),
+        cors(),
+      );
+    });
+    const failed = (error: unknown) => {
+      log.error("request failed outside the application", {
+        request_id: id,
+        error: String(error),
+      });
+      answer(errorResponse("internal_error", "internal error"), undefined);
+    };
+    try {
+      dispatched.respond().then((response) => {
+        // Draining began while this request ran: it is answered, and its connection closed.
+        close ||= draining;
+        answer(response, cors());
+      }, failed);
+    } catch (error) {
+      failed(error);
     }
   };
 
@@ -217,18 +272,69 @@ export function startHttpServer(options: HttpServerOptions): RunningHttpServer {
 }
 
 /**
- * Whether Bun closed the request's connection because the client pipelined another request
- * behind it. Bun (1.4.5, uWS's "denying async pipelining") closes a connection, answering
- * nothing, when a request arrives on it while the one before is still being answered; the one
- * before is aborted only once the read that carried the next is parsed, after this handler's
- * first turn. A request that may change something (a signature recorded, a key imported) waits
- * for that turn and is not run on a closed connection, so nothing is done for an answer nobody
- * can receive. A client that waits for each answer (every known validator client) never meets
- * this.
+ * Resolves at the end of the current turn of the event loop, once for every request that waits
+ * for it in that turn: the pipelining guard's turn (one `setImmediate` and one promise a turn,
+ * not one of each a request).
+ *
+ * Why a request waits for it: Bun (1.4.5, uWS's "denying async pipelining") closes a
+ * connection, answering nothing, when a request arrives on it while the one before is still
+ * being answered; the one before is aborted only once the read that carried the next is parsed,
+ * after this handler's first turn. A request that may change something (a signature recorded, a
+ * key imported) waits for that turn and is not run on a closed connection, so nothing is done for
+ * an answer nobody can receive. A shared turn keeps that: it is scheduled from a handler, so it
+ * runs after the read that handler came from has been parsed whole. A client that waits for each
+ * answer (every known validator client) never meets this.
  */
-async function closedBehind(request: Request): Promise<boolean> {
-  await new Promise((resolve) => setImmediate(resolve));
-  return request.signal.aborted;
+function afterThisTurn(): Promise<void> {
+  turn ??= new Promise((resolve) =>
+    setImmediate(() => {
+      turn = undefined;
+      resolve();
+    }),
+  );
+  return turn;
+}
+
+let turn: Promise<void> | undefined;
+
+/**
+ * Request ids: the millisecond in base 36 and a per-listener sequence number, `mk3x0q2a-1f`. The
+ * millisecond's text is built once per millisecond, not once per request.
+ */
+function requestIds(): () => string {
+  let sequence = 0;
+  let ms = -1;
+  let prefix = "";
+  return () => {
+    const now = Date.now();
+    if (now !== ms) {
+      ms = now;
+      prefix = `${now.toString(36)}-`;
+    }
+    return prefix + (++sequence).toString(36);
+  };
+}
+
+/** What the listener knows of a request; the peer address is looked up only when asked for. */
+class ListenerMeta implements RequestMeta {
+  #peer: SocketAddress | null | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly deadline: AbortSignal,
+    private readonly server: Server<undefined>,
+    private readonly request: Request,
+  ) {}
+
+  get clientIp(): string | undefined {
+    return this.peer()?.address;
+  }
+
+  /** Looked up (a CIDR-bound token, the debug log) while the request is still open. */
+  peer(): SocketAddress | null {
+    if (this.#peer === undefined) this.#peer = this.server.requestIP(this.request);
+    return this.#peer;
+  }
 }
 
 function setIdle(server: Server<undefined>, request: Request, seconds: number): void {

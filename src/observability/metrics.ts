@@ -1,4 +1,11 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { type HistogramSeries, TalliedHistogram } from "./tallied-histogram";
+
+interface SignedTally {
+  pending: number;
+  readonly queue: HistogramSeries;
+  readonly sign: HistogramSeries;
+}
 
 /**
  * Every metric sigil exports, in one registry served on the metrics listener. Label values come
@@ -8,17 +15,21 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 export class SignerMetrics {
   readonly registry = new Registry();
 
+  /** Signed requests, by operation, not yet added to `signingRequests` (added at scrape time). */
+  readonly #signed = new Map<string, SignedTally>();
+
   readonly signingRequests = new Counter({
     name: "signer_signing_requests_total",
     help: "Sign requests by operation and outcome (signed, or the error code).",
     labelNames: ["operation", "status"] as const,
     registers: [this.registry],
+    collect: () => this.#foldSigned(),
   });
 
-  readonly signingDuration = new Histogram({
+  readonly signingDuration = new TalliedHistogram({
     name: "signer_signing_duration_seconds",
     help: "Time of signed requests: phase=queue is the wait for a signing slot, phase=sign the slashing check and BLS signature.",
-    labelNames: ["operation", "phase"] as const,
+    labelNames: ["operation", "phase"],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
@@ -66,6 +77,34 @@ export class SignerMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * One signed request: every sign request a validator client makes. The counter's label set
+   * and the histogram's series are looked up once per operation, not hashed per request; the
+   * count reaches `signer_signing_requests_total` when Prometheus scrapes.
+   */
+  signed(operation: string, queueSeconds: number, signSeconds: number): void {
+    let tally = this.#signed.get(operation);
+    if (tally === undefined) {
+      tally = {
+        pending: 0,
+        queue: this.signingDuration.series({ operation, phase: "queue" }),
+        sign: this.signingDuration.series({ operation, phase: "sign" }),
+      };
+      this.#signed.set(operation, tally);
+    }
+    tally.pending++;
+    tally.queue.observe(queueSeconds);
+    tally.sign.observe(signSeconds);
+  }
+
+  #foldSigned(): void {
+    for (const [operation, tally] of this.#signed) {
+      if (tally.pending === 0) continue;
+      this.signingRequests.inc({ operation, status: "signed" }, tally.pending);
+      tally.pending = 0;
+    }
   }
 
   /** A gauge whose value is read when Prometheus scrapes, from memory only. */

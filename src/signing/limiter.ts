@@ -94,7 +94,17 @@ export class JobLimiter {
     } catch (err) {
       result = Promise.reject(err);
     }
-    return result.finally(() => this.#release());
+    // Not `finally`: it makes two promises more per job, and this is every sign request.
+    return result.then(
+      (value) => {
+        this.#release();
+        return value;
+      },
+      (error: unknown) => {
+        this.#release();
+        throw error;
+      },
+    );
   }
 
   #release(): void {

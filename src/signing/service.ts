@@ -105,7 +105,8 @@ export class SigningService {
     };
   }
 
-  async #sign(prepared: PreparedSignature, context: SignContext): Promise<Uint8Array> {
+  /** Not async: it throws at once or returns the limiter's promise, with no tick of its own. */
+  #sign(prepared: PreparedSignature, context: SignContext): Promise<Uint8Array> {
     const { pubkey, request } = prepared;
     if (!this.deps.keys.get(pubkey)) throw unknownKey(pubkey);
     const log = this.deps.logger;

@@ -773,6 +773,40 @@ describe("connections (RFC 9112 §9)", () => {
     expect(parseRawResponse(text).headers.connection).toBe("close");
   });
 
+  test("POSTs pipelined in one write: nothing is run for a connection Bun closed", async () => {
+    const h = start();
+    const port = h.server.port;
+    const post = `POST /work HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`;
+    for (let round = 0; round < 3; round++) {
+      const { text, closedByServer } = await exchange(port, post + post, 2000);
+      expect(closedByServer).toBe(true);
+      expect(text).toBe("");
+    }
+    // The first of each pair waited for the end of its turn, found its connection closed, and
+    // never reached the application.
+    expect(h.ids).toEqual([]);
+    expect(h.logs.filter((line) => line.includes("request not served"))).toHaveLength(3);
+  });
+
+  test("POSTs on many connections in one turn share the turn's wait and are all served", async () => {
+    const h = start();
+    const port = h.server.port;
+    const raws = await Promise.all(Array.from({ length: 16 }, () => rawConnection(port)));
+    const body = (i: number) => JSON.stringify({ i });
+    for (const [i, raw] of raws.entries()) {
+      raw.socket.write(
+        `POST /echo HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body(i).length}\r\n\r\n${body(i)}`,
+      );
+    }
+    await until(() => raws.every((raw) => raw.received.join("").includes("\r\n\r\n{")));
+    for (const [i, raw] of raws.entries()) {
+      const answer = parseRawResponse(raw.received.join(""));
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body).received).toEqual({ i });
+      raw.socket.end();
+    }
+  });
+
   test("an HTTP/1.0 request without Host is 400 invalid_host, as JSON, and closes", async () => {
     const h = start();
     const { text, closedByServer } = await exchange(
