@@ -356,7 +356,7 @@ async function runRound(
   const threadsAfter = threadCpuSeconds(signer.proc.pid);
   const machineAfter = machineCpuTicks();
   const maxRate = max.ok / max.elapsed_s;
-  const microsPerRequest = (kind: "main" | "workers" | "other") =>
+  const microsPerRequest = (kind: "main" | "workers" | "other" | "slashing") =>
     max.ok > 0 ? round(((threadsAfter[kind] - threadsBefore[kind]) / max.ok) * 1e6, 0) : null;
   const cores = cpus().length;
   const machine = (kind: "busy" | "steal", before = machineBefore, after = machineAfter) => {
@@ -402,6 +402,8 @@ async function runRound(
       main_thread: microsPerRequest("main"),
       bls_workers: microsPerRequest("workers"),
       other_threads: microsPerRequest("other"),
+      /** Of other_threads: the sqlite slashing thread (0 on other backends and older binaries). */
+      slashing_thread: microsPerRequest("slashing"),
     },
     machine_busy_cores_at_max: machine("busy"),
     machine_steal_cores_at_max: machine("steal"),

@@ -49,6 +49,7 @@ import type { BurstResult, BurstSpec } from "./slot-burst-client";
 import {
   baseConfig,
   benchSecret,
+  blsWorkerTest,
   CACHE_DIR,
   envInt,
   envList,
@@ -62,6 +63,7 @@ import {
   type RunningSigner,
   round,
   signerCommand,
+  signerThreads,
   sortedCopy,
   startSigner,
   vm,
@@ -559,13 +561,12 @@ export function signerThreadSeconds(pid: number): {
     other: 0,
     otherByName: new Map<string, number>(),
   };
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readOrNull(`/proc/${pid}/task/${tid}/stat`);
-    if (stat === null) continue;
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+  const threads = signerThreads(pid);
+  const isBls = blsWorkerTest(threads);
+  for (const { tid, name, stat } of threads) {
     const { seconds } = statFields(stat);
     if (tid === String(pid)) result.main += seconds;
-    else if (name === "Worker") result.workers.set(tid, seconds);
+    else if (isBls(name)) result.workers.set(tid, seconds);
     else {
       result.other += seconds;
       result.otherByName.set(name, (result.otherByName.get(name) ?? 0) + seconds);

@@ -86,8 +86,30 @@ function cpuSecondsOf(stat: string): number {
  * worker threads (named "Worker": the BLS pool) and every other thread (JIT, GC, the thread pool
  * that runs the fdatasyncs).
  */
-export function threadCpuSeconds(pid: number): { main: number; workers: number; other: number } {
-  const total = { main: 0, workers: 0, other: 0 };
+export function threadCpuSeconds(pid: number): {
+  main: number;
+  workers: number;
+  other: number;
+  slashing: number;
+} {
+  const total = { main: 0, workers: 0, other: 0, slashing: 0 };
+  const threads = signerThreads(pid);
+  const isBls = blsWorkerTest(threads);
+  for (const { tid, name, stat } of threads) {
+    const seconds = cpuSecondsOf(stat);
+    if (tid === String(pid)) total.main += seconds;
+    else if (isBls(name)) total.workers += seconds;
+    else {
+      total.other += seconds;
+      if (name === "sigil-slashing") total.slashing += seconds;
+    }
+  }
+  return total;
+}
+
+/** Each thread of `pid` with its name and /proc stat line (threads that end meanwhile left out). */
+export function signerThreads(pid: number): { tid: string; name: string; stat: string }[] {
+  const threads: { tid: string; name: string; stat: string }[] = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let stat: string;
     try {
@@ -95,13 +117,19 @@ export function threadCpuSeconds(pid: number): { main: number; workers: number; 
     } catch {
       continue; // the thread ended between the listing and the read
     }
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const seconds = cpuSecondsOf(stat);
-    if (tid === String(pid)) total.main += seconds;
-    else if (name === "Worker") total.workers += seconds;
-    else total.other += seconds;
+    threads.push({ tid, name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), stat });
   }
-  return total;
+  return threads;
+}
+
+/**
+ * Which threads are BLS workers. Signers that name their threads (src/os/thread-name.ts) call them
+ * `sigil-bls`; in an older binary every worker thread is "Worker", which then counts the WAL
+ * checkpoint worker (about 1% of the workers' CPU) as a BLS worker too, as those figures always did.
+ */
+export function blsWorkerTest(threads: readonly { name: string }[]): (name: string) => boolean {
+  const named = threads.some((thread) => thread.name.startsWith("sigil-"));
+  return named ? (name) => name.startsWith("sigil-bls") : (name) => name === "Worker";
 }
 
 /**

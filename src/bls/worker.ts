@@ -6,6 +6,7 @@
  *
  * The compiled binary must name this file as an extra entrypoint (scripts/build.ts).
  */
+import { nameThisThread, THREAD_NAMES } from "../os/thread-name";
 import { bytesEqual } from "../wire/hex";
 import {
   type BlsSecretKey,
@@ -26,6 +27,8 @@ import {
   unpackSignJobs,
 } from "./protocol";
 import { loadBlstBackend } from "./select";
+
+nameThisThread(THREAD_NAMES.bls);
 
 let backend: LocalBlsBackend | undefined;
 const keys = new Map<number, BlsSecretKey>();

@@ -7,7 +7,9 @@
  *
  * The compiled binary must name this file as an extra entrypoint (scripts/build/compile.ts).
  */
+
 import type { Logger } from "../../../observability/log";
+import { nameThisThread, THREAD_NAMES } from "../../../os/thread-name";
 import { collectInterchange, interchangeSource } from "../../interchange";
 import type {
   AttestationVote,
@@ -33,6 +35,8 @@ import {
   type ThreadOpenOptions,
   type ToThread,
 } from "./thread-protocol";
+
+nameThisThread(THREAD_NAMES.slashing);
 
 /** How often the checkpoints' status is looked at, and sent when it changed. */
 const UPKEEP_POLL_MS = 1000;

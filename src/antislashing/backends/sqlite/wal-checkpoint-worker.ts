@@ -6,8 +6,12 @@
  *
  * The compiled binary must name this file as an extra entrypoint (scripts/build/compile.ts).
  */
+
 import { Database } from "bun:sqlite";
+import { nameThisThread, THREAD_NAMES } from "../../../os/thread-name";
 import type { CheckpointReply, CheckpointRequest } from "./wal-checkpoint-protocol";
+
+nameThisThread(THREAD_NAMES.checkpoint);
 
 let db: Database | undefined;
 
