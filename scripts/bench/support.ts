@@ -122,14 +122,17 @@ export function signerThreads(pid: number): { tid: string; name: string; stat: s
   return threads;
 }
 
+/** What src/os/thread-name.ts names a BLS worker (a binary's own name may start with "sigil-" too). */
+const BLS_THREAD_NAME = "sigil-bls";
+
 /**
  * Which threads are BLS workers. Signers that name their threads (src/os/thread-name.ts) call them
  * `sigil-bls`; in an older binary every worker thread is "Worker", which then counts the WAL
  * checkpoint worker (about 1% of the workers' CPU) as a BLS worker too, as those figures always did.
  */
 export function blsWorkerTest(threads: readonly { name: string }[]): (name: string) => boolean {
-  const named = threads.some((thread) => thread.name.startsWith("sigil-"));
-  return named ? (name) => name.startsWith("sigil-bls") : (name) => name === "Worker";
+  const named = threads.some((thread) => thread.name === BLS_THREAD_NAME);
+  return named ? (name) => name === BLS_THREAD_NAME : (name) => name === "Worker";
 }
 
 /**
