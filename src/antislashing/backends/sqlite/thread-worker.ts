@@ -21,7 +21,8 @@ import type {
 import { openSqliteStore } from "./store";
 import {
   type ChecksMessage,
-  type DecidedMessage,
+  type DecisionDetail,
+  decidedAnswer,
   encodeError,
   type ForwardedMethod,
   type FromThread,
@@ -32,6 +33,7 @@ import {
   OUTCOME_SAME_DATA,
   type ThreadOpenOptions,
   type ToThread,
+  unpackChecks,
 } from "./thread-protocol";
 
 /** How often the checkpoints' status is looked at, and sent when it changed. */
@@ -90,39 +92,30 @@ function sendUpkeepIfChanged(): void {
 
 /** One turn's checks: staged together (one transaction), answered together. */
 async function checks(message: ChecksMessage, opened: SlashingStore): Promise<void> {
-  const { kinds, pubkeys, numbers, roots } = message;
   const staged: Promise<StagedDecision>[] = [];
-  for (let i = 0; i < kinds.length; i++) {
-    const gvr = roots.slice(64 * i, 64 * i + 32);
-    const signingRoot = roots.slice(64 * i + 32, 64 * i + 64);
-    const pubkey = pubkeys[i] as string;
-    const first = numbers[2 * i] as bigint;
-    if (kinds[i] === KIND_BLOCK) {
+  for (const check of unpackChecks(message)) {
+    const { gvr, pubkey, first, signingRoot } = check;
+    if (check.kind === KIND_BLOCK) {
       const proposal: BlockProposal = { pubkey, slot: first, signingRoot };
       staged.push(opened.stageBlock?.(gvr, proposal) ?? Promise.reject(noStaging()));
     } else {
       const vote: AttestationVote = {
         pubkey,
         sourceEpoch: first,
-        targetEpoch: numbers[2 * i + 1] as bigint,
+        targetEpoch: check.second,
         signingRoot,
       };
       staged.push(opened.stageAttestation?.(gvr, vote) ?? Promise.reject(noStaging()));
     }
   }
   const settled = await Promise.allSettled(staged);
-  const decided: DecidedMessage = {
-    type: "decided",
-    batch: message.batch,
-    outcomes: new Uint8Array(settled.length),
-    barriers: new Uint32Array(settled.length),
-    details: [],
-  };
+  const { message: decided, barriers, outcomes } = decidedAnswer(message.batch, settled.length);
+  const details: DecisionDetail[] = [];
   const fresh: [Promise<void>, number][] = [];
   settled.forEach((result, index) => {
     if (result.status === "rejected") {
-      decided.outcomes[index] = OUTCOME_ERROR;
-      decided.details.push({ index, error: encodeError(result.reason) });
+      outcomes[index] = OUTCOME_ERROR;
+      details.push({ index, error: encodeError(result.reason) });
       return;
     }
     const { decision, durable } = result.value;
@@ -132,14 +125,15 @@ async function checks(message: ChecksMessage, opened: SlashingStore): Promise<vo
       barrierIds.set(durable, barrier);
       fresh.push([durable, barrier]);
     }
-    decided.barriers[index] = barrier;
-    if (decision.outcome === "new") decided.outcomes[index] = OUTCOME_NEW;
-    else if (decision.outcome === "same_data") decided.outcomes[index] = OUTCOME_SAME_DATA;
+    barriers[index] = barrier;
+    if (decision.outcome === "new") outcomes[index] = OUTCOME_NEW;
+    else if (decision.outcome === "same_data") outcomes[index] = OUTCOME_SAME_DATA;
     else {
-      decided.outcomes[index] = OUTCOME_REFUSED;
-      decided.details.push({ index, reason: decision.reason, detail: decision.detail });
+      outcomes[index] = OUTCOME_REFUSED;
+      details.push({ index, reason: decision.reason, detail: decision.detail });
     }
   });
+  if (details.length > 0) decided.details = details;
   send(decided);
   // After `decided`: the main thread learns of a barrier before it hears that it settled.
   for (const [durable, barrier] of fresh) {
