@@ -1,7 +1,8 @@
 /**
  * Entry of the slashing thread (thread-store.ts starts it): the signer's sqlite slashing
  * protection database, opened here with openSqliteStore and used by nothing else. Every check,
- * its transaction, the WAL sync and the file watch run on this thread; the main thread sends the
+ * its transaction, the WAL sync (an fdatasync run on this thread itself, not handed to the thread
+ * pool) and the file watch run on this thread; the main thread sends the
  * checks of each of its turns in one message and gets the decisions back at the commit, then a
  * message per barrier once the records are on disk (thread-protocol.ts).
  *
@@ -35,6 +36,7 @@ import {
   type ToThread,
   unpackChecks,
 } from "./thread-protocol";
+import { fdatasyncWalOnThisThread } from "./wal-sync";
 
 /** How often the checkpoints' status is looked at, and sent when it changed. */
 const UPKEEP_POLL_MS = 1000;
@@ -66,6 +68,8 @@ async function open(path: string, options: ThreadOpenOptions): Promise<void> {
       create: options.create,
       checkpoints: options.checkpoints,
       logger,
+      // This thread does nothing else: the WAL's fdatasync runs here, not on the thread pool.
+      syncWal: fdatasyncWalOnThisThread,
       ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs }),
       ...(url !== undefined && { spawnCheckpointWorker: () => new Worker(url) }),
     });
