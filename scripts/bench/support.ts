@@ -83,11 +83,19 @@ function cpuSecondsOf(stat: string): number {
 
 /**
  * CPU seconds so far per kind of thread of a process: the main thread (its tid is the pid), Bun's
- * worker threads (named "Worker": the BLS pool) and every other thread (JIT, GC, the thread pool
- * that runs the fdatasyncs).
+ * worker threads named "Worker" (the BLS pool: the slashing and checkpoint threads name
+ * themselves) and everything else (those two, JIT, GC, Bun's thread pool). "other" is the
+ * process's total less the first two, so that it includes threads that have ended: Bun's thread
+ * pool starts and stops its threads, and a sum over the live ones missed them.
  */
 export function threadCpuSeconds(pid: number): { main: number; workers: number; other: number } {
   const total = { main: 0, workers: 0, other: 0 };
+  let processSeconds: number | null = null;
+  try {
+    processSeconds = cpuSecondsOf(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    // Gone: the sum over its threads below is empty as well.
+  }
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let stat: string;
     try {
@@ -101,6 +109,8 @@ export function threadCpuSeconds(pid: number): { main: number; workers: number; 
     else if (name === "Worker") total.workers += seconds;
     else total.other += seconds;
   }
+  if (processSeconds !== null)
+    total.other = Math.max(0, processSeconds - total.main - total.workers);
   return total;
 }
 

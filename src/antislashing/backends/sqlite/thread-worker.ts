@@ -20,6 +20,7 @@ import type {
   StoreMaintenance,
 } from "../../store";
 import { openSqliteStore } from "./store";
+import { nameThisThread } from "./thread-name";
 import {
   type ChecksMessage,
   type DecisionDetail,
@@ -37,6 +38,8 @@ import {
   unpackChecks,
 } from "./thread-protocol";
 import { fdatasyncWalOnThisThread } from "./wal-sync";
+
+nameThisThread("sigil-slashing");
 
 /** How often the checkpoints' status is looked at, and sent when it changed. */
 const UPKEEP_POLL_MS = 1000;

@@ -7,6 +7,7 @@
  * The compiled binary must name this file as an extra entrypoint (scripts/build/compile.ts).
  */
 import { Database } from "bun:sqlite";
+import { nameThisThread } from "./thread-name";
 import type { CheckpointReply, CheckpointRequest } from "./wal-checkpoint-protocol";
 
 let db: Database | undefined;
@@ -45,6 +46,8 @@ function checkpoint(): CheckpointReply {
     checkpointedFrames: row?.checkpointed ?? -1,
   };
 }
+
+nameThisThread("sigil-checkpnt");
 
 addEventListener("message", (event) => {
   const message = (event as MessageEvent<CheckpointRequest>).data;
