@@ -82,9 +82,11 @@ function cpuSecondsOf(stat: string): number {
 }
 
 /**
- * CPU seconds so far per kind of thread of a process: the main thread (its tid is the pid), Bun's
- * worker threads (named "Worker": the BLS pool) and every other thread (JIT, GC, the thread pool
- * that runs the fdatasyncs).
+ * CPU seconds so far per kind of thread of a process: the main thread (its tid is the pid), the
+ * BLS workers (blsWorkerTest) and everything else (the slashing and checkpoint threads, JIT, GC,
+ * Bun's thread pool; `slashing` is the slashing thread's part of it). "other" is the
+ * process's total less the first two, so that it includes threads that have ended: Bun's thread
+ * pool starts and stops its threads, and a sum over the live ones missed them.
  */
 export function threadCpuSeconds(pid: number): {
   main: number;
@@ -93,6 +95,12 @@ export function threadCpuSeconds(pid: number): {
   slashing: number;
 } {
   const total = { main: 0, workers: 0, other: 0, slashing: 0 };
+  let processSeconds: number | null = null;
+  try {
+    processSeconds = cpuSecondsOf(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    // Gone: the sum over its threads below is empty as well.
+  }
   const threads = signerThreads(pid);
   const isBls = blsWorkerTest(threads);
   for (const { tid, name, stat } of threads) {
@@ -104,6 +112,8 @@ export function threadCpuSeconds(pid: number): {
       if (name === "sigil-slashing") total.slashing += seconds;
     }
   }
+  if (processSeconds !== null)
+    total.other = Math.max(0, processSeconds - total.main - total.workers);
   return total;
 }
 

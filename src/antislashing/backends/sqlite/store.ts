@@ -55,7 +55,10 @@ export interface SqliteStoreOptions {
   readonly access?: "write" | "read";
   /** How long a check waits for another process's write lock before failing. Default 5000 ms. */
   readonly busyTimeoutMs?: number;
-  /** The sync of the -wal file behind the durability barrier (tests). Default: fdatasync. */
+  /**
+   * The sync of the -wal file behind the durability barrier. Default: fdatasync on Bun's thread
+   * pool; the slashing thread runs it on itself (fdatasyncWalOnThisThread); tests fake it.
+   */
   readonly syncWal?: SyncWal;
   /**
    * "background": WAL checkpoints run in a worker thread instead of inside a COMMIT on the event

@@ -35,6 +35,7 @@ import {
 } from "../../store";
 import type { DatabaseWatermarks, WatermarkChange } from "../../watermarks";
 import {
+  type CheckToSend,
   type DecidedMessage,
   decisionAt,
   decodeError,
@@ -43,6 +44,8 @@ import {
   KIND_ATTESTATION,
   KIND_BLOCK,
   OUTCOME_ERROR,
+  packChecks,
+  readDecided,
   type ThreadOpenOptions,
   type ToThread,
 } from "./thread-protocol";
@@ -104,14 +107,7 @@ interface PendingCheck {
   reject: (error: unknown) => void;
 }
 
-interface QueuedCheck extends PendingCheck {
-  kind: number;
-  gvr: Uint8Array;
-  pubkey: string;
-  first: bigint;
-  second: bigint;
-  signingRoot: Uint8Array;
-}
+interface QueuedCheck extends PendingCheck, CheckToSend {}
 
 const ignore = () => {};
 
@@ -279,7 +275,7 @@ class ThreadedSqliteStore implements SlashingStore {
     });
   }
 
-  /** This turn's checks, packed into one message (thread-protocol.ts, ChecksMessage). */
+  /** This turn's checks, packed into one byte array (thread-protocol.ts, ChecksMessage). */
   private flush(): void {
     this.scheduled = false;
     const batch = this.queued;
@@ -289,23 +285,9 @@ class ThreadedSqliteStore implements SlashingStore {
       for (const check of batch) check.reject(this.failure);
       return;
     }
-    const n = batch.length;
-    const kinds = new Uint8Array(n);
-    const pubkeys: string[] = new Array(n);
-    const numbers = new BigUint64Array(2 * n);
-    const roots = new Uint8Array(64 * n);
-    for (let i = 0; i < n; i++) {
-      const check = batch[i] as QueuedCheck;
-      kinds[i] = check.kind;
-      pubkeys[i] = check.pubkey;
-      numbers[2 * i] = check.first;
-      numbers[2 * i + 1] = check.second;
-      roots.set(check.gvr, 64 * i);
-      roots.set(check.signingRoot, 64 * i + 32);
-    }
     const id = this.nextBatch++;
     this.sent.set(id, batch);
-    this.post({ type: "checks", batch: id, kinds, pubkeys, numbers, roots });
+    this.post(packChecks(id, batch));
   }
 
   private onMessage(message: FromThread): void {
@@ -351,16 +333,18 @@ class ThreadedSqliteStore implements SlashingStore {
     const batch = this.sent.get(message.batch);
     if (!batch) return;
     this.sent.delete(message.batch);
+    const { barriers, outcomes } = readDecided(message);
     batch.forEach((check, index) => {
-      if (message.outcomes[index] === OUTCOME_ERROR) {
-        const found = message.details.find((d) => d.index === index);
+      const outcome = outcomes[index] as number;
+      if (outcome === OUTCOME_ERROR) {
+        const found = message.details?.find((d) => d.index === index);
         const encoded = found && "error" in found ? found.error : undefined;
         check.reject(encoded ? decodeError(encoded) : new Error("slashing thread: check failed"));
         return;
       }
       check.resolve({
-        decision: decisionAt(message, index),
-        durable: this.barrier(message.barriers[index] as number),
+        decision: decisionAt(message, outcome, index),
+        durable: this.barrier(barriers[index] as number),
       });
     });
   }

@@ -1,7 +1,8 @@
 /**
  * Entry of the slashing thread (thread-store.ts starts it): the signer's sqlite slashing
  * protection database, opened here with openSqliteStore and used by nothing else. Every check,
- * its transaction, the WAL sync and the file watch run on this thread; the main thread sends the
+ * its transaction, the WAL sync (an fdatasync run on this thread itself, not handed to the thread
+ * pool) and the file watch run on this thread; the main thread sends the
  * checks of each of its turns in one message and gets the decisions back at the commit, then a
  * message per barrier once the records are on disk (thread-protocol.ts).
  *
@@ -23,7 +24,8 @@ import type {
 import { openSqliteStore } from "./store";
 import {
   type ChecksMessage,
-  type DecidedMessage,
+  type DecisionDetail,
+  decidedAnswer,
   encodeError,
   type ForwardedMethod,
   type FromThread,
@@ -34,7 +36,9 @@ import {
   OUTCOME_SAME_DATA,
   type ThreadOpenOptions,
   type ToThread,
+  unpackChecks,
 } from "./thread-protocol";
+import { fdatasyncWalOnThisThread } from "./wal-sync";
 
 nameThisThread(THREAD_NAMES.slashing);
 
@@ -68,6 +72,8 @@ async function open(path: string, options: ThreadOpenOptions): Promise<void> {
       create: options.create,
       checkpoints: options.checkpoints,
       logger,
+      // This thread does nothing else: the WAL's fdatasync runs here, not on the thread pool.
+      syncWal: fdatasyncWalOnThisThread,
       ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs }),
       ...(url !== undefined && { spawnCheckpointWorker: () => new Worker(url) }),
     });
@@ -94,39 +100,30 @@ function sendUpkeepIfChanged(): void {
 
 /** One turn's checks: staged together (one transaction), answered together. */
 async function checks(message: ChecksMessage, opened: SlashingStore): Promise<void> {
-  const { kinds, pubkeys, numbers, roots } = message;
   const staged: Promise<StagedDecision>[] = [];
-  for (let i = 0; i < kinds.length; i++) {
-    const gvr = roots.slice(64 * i, 64 * i + 32);
-    const signingRoot = roots.slice(64 * i + 32, 64 * i + 64);
-    const pubkey = pubkeys[i] as string;
-    const first = numbers[2 * i] as bigint;
-    if (kinds[i] === KIND_BLOCK) {
+  for (const check of unpackChecks(message)) {
+    const { gvr, pubkey, first, signingRoot } = check;
+    if (check.kind === KIND_BLOCK) {
       const proposal: BlockProposal = { pubkey, slot: first, signingRoot };
       staged.push(opened.stageBlock?.(gvr, proposal) ?? Promise.reject(noStaging()));
     } else {
       const vote: AttestationVote = {
         pubkey,
         sourceEpoch: first,
-        targetEpoch: numbers[2 * i + 1] as bigint,
+        targetEpoch: check.second,
         signingRoot,
       };
       staged.push(opened.stageAttestation?.(gvr, vote) ?? Promise.reject(noStaging()));
     }
   }
   const settled = await Promise.allSettled(staged);
-  const decided: DecidedMessage = {
-    type: "decided",
-    batch: message.batch,
-    outcomes: new Uint8Array(settled.length),
-    barriers: new Uint32Array(settled.length),
-    details: [],
-  };
+  const { message: decided, barriers, outcomes } = decidedAnswer(message.batch, settled.length);
+  const details: DecisionDetail[] = [];
   const fresh: [Promise<void>, number][] = [];
   settled.forEach((result, index) => {
     if (result.status === "rejected") {
-      decided.outcomes[index] = OUTCOME_ERROR;
-      decided.details.push({ index, error: encodeError(result.reason) });
+      outcomes[index] = OUTCOME_ERROR;
+      details.push({ index, error: encodeError(result.reason) });
       return;
     }
     const { decision, durable } = result.value;
@@ -136,14 +133,15 @@ async function checks(message: ChecksMessage, opened: SlashingStore): Promise<vo
       barrierIds.set(durable, barrier);
       fresh.push([durable, barrier]);
     }
-    decided.barriers[index] = barrier;
-    if (decision.outcome === "new") decided.outcomes[index] = OUTCOME_NEW;
-    else if (decision.outcome === "same_data") decided.outcomes[index] = OUTCOME_SAME_DATA;
+    barriers[index] = barrier;
+    if (decision.outcome === "new") outcomes[index] = OUTCOME_NEW;
+    else if (decision.outcome === "same_data") outcomes[index] = OUTCOME_SAME_DATA;
     else {
-      decided.outcomes[index] = OUTCOME_REFUSED;
-      decided.details.push({ index, reason: decision.reason, detail: decision.detail });
+      outcomes[index] = OUTCOME_REFUSED;
+      details.push({ index, reason: decision.reason, detail: decision.detail });
     }
   });
+  if (details.length > 0) decided.details = details;
   send(decided);
   // After `decided`: the main thread learns of a barrier before it hears that it settled.
   for (const [durable, barrier] of fresh) {

@@ -1,7 +1,16 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { settledFlags, turns } from "../../../../test/support/settle";
-import { CoalescingSync, openWalSync, WalSyncError } from "./wal-sync";
+import {
+  CoalescingSync,
+  DatabaseFileChangedError,
+  fdatasyncWalOnThisThread,
+  openWalSync,
+  WalSyncError,
+} from "./wal-sync";
 
 /** A sync the test finishes by hand; `started` counts the calls. */
 function manualSync() {
@@ -103,5 +112,29 @@ describe("coalescing WAL sync", () => {
     await wal.close();
     expect(called).toBe(0);
     db.close();
+  });
+});
+
+describe("the WAL sync run on the slashing thread itself", () => {
+  test("starts in a later turn, never inside the barrier's call, and resolves once synced", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sigil-walsync-"));
+    try {
+      const path = join(dir, "x-wal");
+      writeFileSync(path, "frames");
+      // A descriptor closed right after the call: a sync run inside the call would succeed.
+      const closedFd = openSync(path, "r");
+      const early = fdatasyncWalOnThisThread(closedFd);
+      closeSync(closedFd);
+      await expect(early).rejects.toThrow("EBADF");
+
+      const fd = openSync(path, "r");
+      await fdatasyncWalOnThisThread(fd);
+      // The file gone from its path while open: the sync proves nothing, and says so.
+      unlinkSync(path);
+      await expect(fdatasyncWalOnThisThread(fd)).rejects.toBeInstanceOf(DatabaseFileChangedError);
+      closeSync(fd);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync } from "node:fs";
 import type { Durability } from "./group-commit";
 
 /**
@@ -11,7 +11,8 @@ import type { Durability } from "./group-commit";
  * committed before it started. Barriers coalesce: at most one sync is in flight; a barrier asked
  * for meanwhile joins the next one, which starts when the current one ends (N concurrent batches
  * cost about two syncs). node:fs fdatasync runs on Bun's thread pool, not on the event loop
- * (test/antislashing/sqlite-durability.test.ts catches it in another thread).
+ * (test/antislashing/sqlite-durability.test.ts catches it in another thread); the signer's
+ * slashing thread, which serves nothing else, runs it itself (fdatasyncWalOnThisThread).
  *
  * Why a second descriptor on the -wal file is sound:
  * - Locks. SQLite locks the database file (a connection in WAL mode holds SHARED for its whole
@@ -80,6 +81,35 @@ export const fdatasyncWal: SyncWal = (fd) =>
       else if (fstatSync(fd).nlink === 0)
         reject(new DatabaseFileChangedError("the -wal file was deleted while open"));
       else resolve();
+    });
+  });
+
+/**
+ * The same sync for a thread that does nothing else (the slashing thread, thread-worker.ts): run
+ * on that thread itself, in the turn after the barrier was asked for, rather than handed to Bun's
+ * thread pool. The hand-off and its completion cost a wake-up of a pool thread and one of this
+ * thread per sync (measured: docs/performance.md, "the slashing thread's messages and
+ * wake-ups"); this thread has nothing to do meanwhile that cannot wait for the disk (checks that
+ * arrive queue, and commit right after, sharing the next sync).
+ *
+ * Deferred by `setImmediate`, never run inside barrier(): the barrier is asked for right after
+ * the COMMIT, and the decisions of that batch are sent to the main thread in the microtasks that
+ * follow it, so they leave before the sync starts and the signatures are computed during it. The
+ * guarantees are the ones above: the sync starts after the commit it covers, a failure rejects
+ * (and CoalescingSync poisons the store), and the watch runs after each sync.
+ */
+export const fdatasyncWalOnThisThread: SyncWal = (fd) =>
+  new Promise<void>((resolve, reject) => {
+    setImmediate(() => {
+      try {
+        fdatasyncSync(fd);
+        if (fstatSync(fd).nlink === 0) {
+          throw new DatabaseFileChangedError("the -wal file was deleted while open");
+        }
+        resolve();
+      } catch (error) {
+        reject(error);
+      }
     });
   });
 
