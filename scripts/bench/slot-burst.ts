@@ -572,6 +572,13 @@ export function signerThreadSeconds(pid: number): {
       result.otherByName.set(name, (result.otherByName.get(name) ?? 0) + seconds);
     }
   }
+  // The process's total counts the threads that have ended too (Bun's thread pool starts and stops
+  // its threads): "other" is what the main thread and the BLS workers do not account for.
+  const processStat = readOrNull(`/proc/${pid}/stat`);
+  if (processStat !== null) {
+    const workers = [...result.workers.values()].reduce((sum, seconds) => sum + seconds, 0);
+    result.other = Math.max(result.other, statFields(processStat).seconds - result.main - workers);
+  }
   return result;
 }
 
