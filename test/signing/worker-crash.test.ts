@@ -1,22 +1,16 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
-import { StoreGuard } from "../../src/antislashing/guard";
-import type { Principal } from "../../src/auth/authenticator";
 import { createBlstBackend } from "../../src/bls/blst";
 import { createNobleBackend } from "../../src/bls/noble";
 import { createPooledBackend } from "../../src/bls/pool";
 import { isSigilError } from "../../src/errors";
 import { STATUS_BY_CODE } from "../../src/http/errors";
-import { KeyStore } from "../../src/keys/key-store";
-import { CanaryMonitor } from "../../src/signing/canary";
-import { JobLimiter } from "../../src/signing/limiter";
-import { NETWORKS } from "../../src/signing/network";
-import { SigningService } from "../../src/signing/service";
 import { TempDir } from "../support/cli";
 import { interopSecret } from "../support/interop";
 import { testLogger } from "../support/log-capture";
 import { bytesToHex, hexToBytes } from "../support/oracle";
+import { interopSigningService } from "../support/signing-service";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
 
 /**
@@ -29,7 +23,6 @@ const dir = new TempDir();
 afterAll(() => dir.remove());
 
 const PUBKEY = INTEROP_KEYS[0] as string;
-const CALLER = async (): Promise<Principal> => ({ kind: "unrestricted", management: false });
 const noble = createNobleBackend();
 
 /** The HTTP status a request's outcome is answered with (the route maps errors by this table). */
@@ -65,28 +58,7 @@ async function signerWithPool(name: string) {
   };
   const counted = { ...bls, sign };
   const store = await openSqliteStore(join(dir.path, `${name}.sqlite`), { create: true });
-  const keys = new KeyStore();
-  keys.add({
-    pubkey: PUBKEY,
-    key: bls.importSecretKey(interopSecret(0)),
-    source: "filesystem",
-    readonly: true,
-  });
-  const service = new SigningService({
-    keys,
-    bls: counted,
-    limiter: new JobLimiter({ maxConcurrent: 64, maxQueued: 64 }),
-    guard: new StoreGuard(store, logger),
-    network: NETWORKS.mainnet,
-    canaries: new CanaryMonitor([], { increment: () => {} }, logger),
-    logger,
-  });
-  let counter = 0;
-  const handle = (request: ReturnType<typeof attestationRequest>) =>
-    service.handle(CALLER, PUBKEY, async () => request.body, {
-      requestId: `r${++counter}`,
-      deadline: new AbortController().signal,
-    });
+  const { sign: handle } = interopSigningService(store, counted, logger);
   const close = async () => {
     await bls.close();
     await store.close();
