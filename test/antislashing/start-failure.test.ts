@@ -5,18 +5,24 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SlashingDatabaseError } from "../../src/antislashing/store";
+import { THREAD_NAMES } from "../../src/os/thread-name";
 import { TempDir } from "../support/cli";
 import { startInProcessSigner } from "../support/signer";
+
+const WORKER_NAMES = new Set<string>(["Worker", ...Object.values(THREAD_NAMES)]);
 
 const dir = new TempDir();
 afterAll(() => dir.remove());
 
-/** This process's threads that Bun names "Worker" (the BLS pool, the checkpoint worker). */
+/**
+ * This process's worker threads: sigil's own, by the names they give themselves (the BLS pool,
+ * the slashing thread, the checkpoint worker), and any other that keeps Bun's name "Worker".
+ */
 function workerThreads(): number {
   let count = 0;
   for (const tid of readdirSync("/proc/self/task")) {
     try {
-      if (readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim() === "Worker") count++;
+      if (WORKER_NAMES.has(readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim())) count++;
     } catch {
       // the thread ended between the listing and the read
     }
