@@ -1,16 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openSqliteStore } from "../../src/antislashing/backends/sqlite/store";
-import { StoreGuard } from "../../src/antislashing/guard";
-import type { Principal } from "../../src/auth/authenticator";
 import type { LocalBlsBackend } from "../../src/bls/backend";
 import { createBlstBackend } from "../../src/bls/blst";
 import { createNobleBackend } from "../../src/bls/noble";
-import { KeyStore } from "../../src/keys/key-store";
-import { CanaryMonitor } from "../../src/signing/canary";
-import { JobLimiter } from "../../src/signing/limiter";
-import { NETWORKS } from "../../src/signing/network";
-import { SigningService } from "../../src/signing/service";
 import { TempDir } from "../support/cli";
 import { errorOf } from "../support/errors";
 import { heldWalSync } from "../support/held-wal-sync";
@@ -18,13 +11,8 @@ import { interopSecret } from "../support/interop";
 import { testLogger } from "../support/log-capture";
 import { bytesToHex, hexToBytes } from "../support/oracle";
 import { settledFlags, turns } from "../support/settle";
+import { interopSigningService } from "../support/signing-service";
 import { attestationRequest, INTEROP_KEYS } from "../support/slashing";
-
-/** The service is the only door: a caller that may sign with every key (auth mode none). */
-const OPERATOR_OF_EVERY_KEY = async (): Promise<Principal> => ({
-  kind: "unrestricted",
-  management: false,
-});
 
 /**
  * The signing service over the real sqlite store: a signature is computed while its record's WAL
@@ -53,26 +41,11 @@ async function serviceOverSqlite() {
       return signature;
     },
   };
-  const keys = new KeyStore();
-  const key = bls.importSecretKey(interopSecret(0));
-  expect(bytesToHex(key.publicKey)).toBe(PUBKEY);
-  keys.add({ pubkey: PUBKEY, key, source: "filesystem", readonly: true });
+  // The fixture's key is the interop key the requests name.
+  expect(bytesToHex(blst.importSecretKey(interopSecret(0)).publicKey)).toBe(PUBKEY);
   const logs: string[] = [];
   const logger = testLogger("info", logs);
-  const service = new SigningService({
-    keys,
-    bls,
-    limiter: new JobLimiter({ maxConcurrent: 8, maxQueued: 8 }),
-    guard: new StoreGuard(store, logger),
-    network: NETWORKS.mainnet,
-    canaries: new CanaryMonitor([], { increment: () => {} }, logger),
-    logger,
-  });
-  const sign = (request: ReturnType<typeof attestationRequest>) =>
-    service.handle(OPERATOR_OF_EVERY_KEY, PUBKEY, async () => request.body, {
-      requestId: `r${++counter}`,
-      deadline: new AbortController().signal,
-    });
+  const { sign } = interopSigningService(store, bls, logger, { maxConcurrent: 8, maxQueued: 8 });
   return { calls, store, signatures, logs, sign };
 }
 

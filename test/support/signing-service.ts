@@ -23,7 +23,12 @@ const OPERATOR_OF_EVERY_KEY = async (): Promise<Principal> => ({
  * The real SigningService and StoreGuard over `store`, mainnet, with the first interop key loaded
  * into `bls`; `sign` sends it a request as the HTTP route does.
  */
-export function interopSigningService(store: SlashingStore, bls: BlsBackend, logger: Logger) {
+export function interopSigningService(
+  store: SlashingStore,
+  bls: BlsBackend,
+  logger: Logger,
+  limits: { maxConcurrent: number; maxQueued: number } = { maxConcurrent: 64, maxQueued: 64 },
+) {
   const pubkey = INTEROP_KEYS[0] as string;
   const keys = new KeyStore();
   keys.add({
@@ -35,7 +40,7 @@ export function interopSigningService(store: SlashingStore, bls: BlsBackend, log
   const service = new SigningService({
     keys,
     bls,
-    limiter: new JobLimiter({ maxConcurrent: 64, maxQueued: 64 }),
+    limiter: new JobLimiter(limits),
     guard: new StoreGuard(store, logger),
     network: NETWORKS.mainnet,
     canaries: new CanaryMonitor([], { increment: () => {} }, logger),
