@@ -40,6 +40,7 @@ export type ErrorCode =
   | "seal_conflict"
   | "share_wrap_failed"
   | "key_write_failed"
+  | "proxy_store_unavailable"
   | "internal_error";
 
 export class SigilError extends Error {

@@ -291,9 +291,12 @@ export class CommitBoostService {
         `this module already holds ${held} proxies for ${pubkey} (commit_boost.max_proxies_per_key)`,
       );
     const secret = scheme === "bls" ? newBlsSecret() : newEcdsaSecret();
+    let blsKey: BlsSecretKey | undefined;
+    // Set once the proxy is stored and cached: until then a failure forgets the imported key, so
+    // no worker keeps a secret that no row records and nothing can sign with it.
+    let kept = false;
     try {
       let proxyBytes: Uint8Array;
-      let blsKey: BlsSecretKey | undefined;
       if (scheme === "bls") {
         blsKey = this.#options.bls.importSecretKey(secret);
         proxyBytes = blsKey.publicKey;
@@ -312,7 +315,7 @@ export class CommitBoostService {
       } finally {
         sealKey.key.fill(0);
       }
-      await this.#options.store.put({
+      await this.#store({
         ...identity,
         sealed,
         delegationSignature: signature,
@@ -325,9 +328,35 @@ export class CommitBoostService {
           ? { row, scheme: "bls", key: blsKey }
           : { row, scheme: "ecdsa", secret: secret.slice() },
       );
+      kept = true;
       return { delegator: pubkey, proxy, signature };
     } finally {
       secret.fill(0);
+      if (!kept && blsKey) this.#options.bls.forget?.(blsKey);
+    }
+  }
+
+  /**
+   * Writes a new proxy's row. A failed write (database down, read-only or full) is a clear 503:
+   * the delegation is not returned, nothing is kept, and the module may ask again. The cause
+   * (the store's error, which carries no secret) goes to the log.
+   */
+  async #store(record: ProxyRecord): Promise<void> {
+    try {
+      await this.#options.store.put(record);
+    } catch (error) {
+      this.#log.error("commit-boost proxy not stored", {
+        proxy: record.proxy,
+        scheme: record.scheme,
+        consensus: record.consensus,
+        module: record.module,
+        store: this.#options.store.backend,
+        error: String(error),
+      });
+      throw new SigilError(
+        "proxy_store_unavailable",
+        `the ${this.#options.store.backend} proxy store did not record the new proxy: nothing was kept; retry once the store is writable`,
+      );
     }
   }
 

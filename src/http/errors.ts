@@ -35,6 +35,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   seal_conflict: 409,
   share_wrap_failed: 502,
   key_write_failed: 502,
+  proxy_store_unavailable: 503,
   queue_full: 503,
   request_timeout: 503,
   shutting_down: 503,
