@@ -41,6 +41,7 @@ export type ErrorCode =
   | "share_wrap_failed"
   | "key_write_failed"
   | "proxy_store_unavailable"
+  | "proxy_key_unusable"
   | "internal_error";
 
 export class SigilError extends Error {

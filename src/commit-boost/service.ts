@@ -242,28 +242,13 @@ export class CommitBoostService {
     // Its row changed (another key, module or secret): what was opened from the old one goes.
     if (cached) this.#forget(record.proxy, cached);
     const sealKey = await this.#sealKey(consensus, record);
-    let secret: Uint8Array;
-    try {
-      secret = openProxySecret(sealKey, record, record.sealed);
-    } finally {
-      sealKey.key.fill(0);
-    }
     let opened: OpenProxy;
     try {
-      if (record.scheme === "bls") {
-        const key = this.#options.bls.importSecretKey(secret);
-        opened = { row, scheme: "bls", key };
-        if (key.pubkey !== record.proxy) {
-          this.#options.bls.forget?.(key);
-          throw new Error("stored BLS proxy does not match its id");
-        }
-      } else {
-        if (toHex(ecdsaAddress(secret)) !== record.proxy)
-          throw new Error("stored ECDSA proxy does not match its address");
-        opened = { row, scheme: "ecdsa", secret: secret.slice() };
-      }
+      opened = this.#openRow(record, row, sealKey);
+    } catch (error) {
+      throw this.#unusable(record, error);
     } finally {
-      secret.fill(0);
+      sealKey.key.fill(0);
     }
     // Another request opened it meanwhile: keep one copy, of this row.
     const current = this.#open.get(record.proxy);
@@ -274,6 +259,45 @@ export class CommitBoostService {
     if (current) this.#forget(record.proxy, current);
     this.#open.set(record.proxy, opened);
     return opened;
+  }
+
+  /** The stored secret, opened and checked against the proxy's id; throws if it is not that. */
+  #openRow(record: ProxyRecord, row: string, sealKey: ProxySealKey): OpenProxy {
+    const secret = openProxySecret(sealKey, record, record.sealed);
+    try {
+      if (record.scheme === "bls") {
+        const key = this.#options.bls.importSecretKey(secret);
+        if (key.pubkey !== record.proxy) {
+          this.#options.bls.forget?.(key);
+          throw new Error("stored BLS proxy does not match its id");
+        }
+        return { row, scheme: "bls", key };
+      }
+      if (toHex(ecdsaAddress(secret)) !== record.proxy)
+        throw new Error("stored ECDSA proxy does not match its address");
+      return { row, scheme: "ecdsa", secret: secret.slice() };
+    } finally {
+      secret.fill(0);
+    }
+  }
+
+  /**
+   * A stored proxy that does not open here (a damaged or edited row, or sealed the other way:
+   * signer_state added or removed) is not a bug and not the module's mistake, and no retry
+   * helps: its own code, with the cause in the log. The causes name no secret (proxy-seal.ts).
+   */
+  #unusable(record: ProxyRecord, cause: unknown): SigilError {
+    this.#log.error("commit-boost proxy cannot be opened", {
+      proxy: record.proxy,
+      scheme: record.scheme,
+      consensus: record.consensus,
+      module: record.module,
+      error: cause instanceof Error ? cause.message : String(cause),
+    });
+    return new SigilError(
+      "proxy_key_unusable",
+      `proxy ${record.proxy} is stored but cannot be opened on this signer; the signer's log says why`,
+    );
   }
 
   async generateProxy(module: string, pubkey: string, scheme: ProxyScheme): Promise<Delegation> {

@@ -24,6 +24,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   internal_error: 500,
+  proxy_key_unusable: 500,
   sealed: 503,
   already_initialized: 409,
   not_initialized: 409,

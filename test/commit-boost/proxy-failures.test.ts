@@ -1,6 +1,7 @@
 // What a module gets when the proxy store fails under a running signer (sqlite proxy store, one
-// BLS worker): a write the database refuses. The store fails for real: a second connection on
-// the same file adds a trigger that aborts inserts.
+// BLS worker): a write the database refuses, and a stored proxy whose sealed secret does not open.
+// The store fails for real: a second connection on the same file adds a trigger that aborts
+// inserts, or edits a row, as a damaged or tampered database would.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import type { InProcessSigner } from "../support/signer";
 import { INTEROP_KEYS } from "../support/slashing";
 
 const [KEY0 = ""] = INTEROP_KEYS;
+const ROOT = `0x${"5c".repeat(32)}`;
 
 const dir = new TempDir();
 const storePath = join(dir.path, "failing-proxies.sqlite");
@@ -83,4 +85,53 @@ describe("generate_proxy_key when the store does not record the proxy", () => {
     expect(stored.status).toBe(200);
     expect(await workerKeys()).toBe(keysBefore + 1);
   });
+});
+
+describe("a stored proxy whose sealed secret does not open", () => {
+  /** Signs with the proxy; its row's `sealed` replaced by `damage` first. */
+  async function signWithDamaged(scheme: "bls" | "ecdsa", damage: (sealed: string) => string) {
+    const generated = await generate(scheme);
+    expect(generated.status).toBe(200);
+    const { proxy } = (generated.json() as { message: { proxy: string } }).message;
+    const route = `/signer/v1/request_signature/proxy-${scheme}`;
+    const body = { proxy, object_root: ROOT, nonce: 1 };
+    // It signs before the damage (and is opened in memory then).
+    expect((await cbCall(cb, route, body)).status).toBe(200);
+    const row = db
+      .query<{ sealed: string }, [string]>("SELECT sealed FROM sigil_cb_proxies WHERE proxy = ?")
+      .get(proxy);
+    if (!row) throw new Error("the proxy's row is missing");
+    db.query("UPDATE sigil_cb_proxies SET sealed = ? WHERE proxy = ?").run(
+      damage(row.sealed),
+      proxy,
+    );
+    return { proxy, response: await cbCall(cb, route, body), sealed: row.sealed };
+  }
+
+  const flipLastByte = (sealed: string) => {
+    const bytes = Buffer.from(sealed, "base64");
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 1;
+    return bytes.toString("base64");
+  };
+
+  for (const [what, scheme, damage] of [
+    ["tampered (its tag fails)", "bls", flipLastByte],
+    ["tampered (its tag fails)", "ecdsa", flipLastByte],
+    ["missing (empty)", "bls", () => ""],
+  ] as const) {
+    test(`${scheme}, ${what}: 500 proxy_key_unusable, the cause in the log, no secret`, async () => {
+      const { proxy, response, sealed } = await signWithDamaged(scheme, damage);
+      expect(response.status).toBe(500);
+      expect(response.json()).toEqual({
+        code: "proxy_key_unusable",
+        message: `proxy ${proxy} is stored but cannot be opened on this signer; the signer's log says why`,
+      });
+      const logged = signer.logs.filter(
+        (line) => line.includes("commit-boost proxy cannot be opened") && line.includes(proxy),
+      );
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toMatch(/sealed proxy secret (does not open|has an unknown format)/);
+      expect(logged[0]).not.toContain(sealed);
+    });
+  }
 });
