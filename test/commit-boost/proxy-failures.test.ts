@@ -78,6 +78,12 @@ describe("generate_proxy_key when the store does not record the proxy", () => {
       const logged = signer.logs.filter((line) => line.includes("commit-boost proxy not stored"));
       expect(logged).toHaveLength(2);
       expect(logged[0]).toContain("proxy writes refused by the test");
+      // The log names the proxy that was not kept: it signs nothing.
+      const { proxy, scheme } = JSON.parse(logged[0] ?? "{}") as { proxy: string; scheme: string };
+      expect(scheme).toBe("bls");
+      const route = "/signer/v1/request_signature/proxy-bls";
+      const attempt = await cbCall(cb, route, { proxy, object_root: ROOT, nonce: 1 });
+      expect(attempt.status).toBe(404);
     } finally {
       db.exec("DROP TRIGGER refuse_proxies");
     }
