@@ -40,6 +40,8 @@ export type ErrorCode =
   | "seal_conflict"
   | "share_wrap_failed"
   | "key_write_failed"
+  | "proxy_store_unavailable"
+  | "proxy_key_unusable"
   | "internal_error";
 
 export class SigilError extends Error {

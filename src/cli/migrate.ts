@@ -12,12 +12,13 @@ import { toHex } from "../wire/hex";
 import { defineCommand } from "./command";
 import { configArgs, loadConfigOrExit, SLASHING_SCOPE } from "./config-args";
 import { EXIT_USAGE, fail, printWarnings } from "./exit";
-import { withStore } from "./slashing";
+import { ALLOW_FUTURE_ARG, ALLOW_FUTURE_HINT, importBound, withStore } from "./slashing";
 
 const FLAGS = {
   "db-url": { type: "string" },
   "dry-run": { type: "boolean" },
   "ignore-high-watermark": { type: "boolean" },
+  "allow-future": { type: "boolean" },
 } as const;
 
 const web3signerCommand = defineCommand({
@@ -31,6 +32,7 @@ const web3signerCommand = defineCommand({
     ],
     notes: [
       "Stop Web3Signer first, and the signer too when sigil's database is sqlite. --dry-run reads both databases and reports what it would migrate; it writes nothing. docs/migrate-web3signer.md has the whole move.",
+      "A record more than antislashing.max_future_epochs epochs after the network's current epoch refuses the whole migration, as `sigil slashing import` refuses such a file: --allow-future migrates it anyway.",
     ],
   },
   args: {
@@ -47,6 +49,7 @@ const web3signerCommand = defineCommand({
       type: "boolean",
       description: "Migrate although Web3Signer has a high watermark, which sigil does not keep",
     },
+    ...ALLOW_FUTURE_ARG,
   },
   async run({ rawArgs }) {
     const { config, extras } = loadConfigOrExit(rawArgs, {
@@ -74,13 +77,16 @@ const web3signerCommand = defineCommand({
           migrateWeb3Signer(snapshot, store, {
             network: knownNetwork(config),
             ignoreHighWatermark: extras["ignore-high-watermark"] === true,
+            futureBound: importBound(config, extras["allow-future"] === true),
             dryRun,
           }),
         ).catch((error: unknown) => {
           const known =
             error instanceof MigrationRefusedError || error instanceof Web3SignerDatabaseError;
           const message = error instanceof Error ? error.message : String(error);
-          fail(redact(known ? message : `migration failed: ${message}`, url));
+          const hint =
+            error instanceof MigrationRefusedError && error.future ? ALLOW_FUTURE_HINT : "";
+          fail(redact(known ? `${message}${hint}` : `migration failed: ${message}`, url));
         }),
       { access: dryRun ? "read" : "write", argv: rawArgs },
     );

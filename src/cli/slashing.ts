@@ -1,7 +1,7 @@
 import { accessSync, constants, renameSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { bytesToHex } from "../antislashing/encoding";
-import { FutureRecordError, withinBound } from "../antislashing/future";
+import { type FutureBound, FutureRecordError, withinBound } from "../antislashing/future";
 import { readInterchange, writeInterchange } from "../antislashing/interchange";
 import type { OpenedDatabase } from "../antislashing/registry";
 import {
@@ -72,6 +72,26 @@ function silent() {
   const off = parseLogFilter("off");
   if (!off.ok) throw new Error(off.error);
   return createLogger({ filter: off.filter, format: "json", color: false });
+}
+
+/** `--allow-future` of the commands that import history (slashing import, migrate web3signer). */
+export const ALLOW_FUTURE_ARG = {
+  "allow-future": {
+    type: "boolean",
+    description: "Import records beyond antislashing.max_future_epochs too",
+  },
+} as const;
+
+/** How a refusal by the future-epoch bound ends: how to import such records anyway. */
+export const ALLOW_FUTURE_HINT = "; to import such records anyway, add --allow-future";
+
+/**
+ * The future-epoch bound an import of history applies: the signing one, so that no import
+ * records what signing would refuse. None with --allow-future, nor without a known genesis time
+ * (as for signing: docs/antislashing.md).
+ */
+export function importBound(config: Config, allowFuture: boolean): FutureBound | undefined {
+  return allowFuture ? undefined : futureBound(config, configuredNetwork(config), silent());
 }
 
 /** Runs `run` on the configured slashing store (logging at warn); exits if it cannot be opened. */
@@ -190,10 +210,7 @@ const importCommand = defineCommand({
   args: {
     ...configArgs(SLASHING_SCOPE),
     ...fileArg("read"),
-    "allow-future": {
-      type: "boolean",
-      description: "Import records beyond antislashing.max_future_epochs too",
-    },
+    ...ALLOW_FUTURE_ARG,
   },
   async run({ rawArgs }) {
     const { config, extras } = loadConfigOrExit(rawArgs, {
@@ -208,20 +225,14 @@ const importCommand = defineCommand({
     const { report, location } = await withStore(
       config,
       async (store) => {
-        // Without a known genesis time there is no bound, as for signing (docs/antislashing.md).
-        const bound =
-          extras["allow-future"] === true
-            ? undefined
-            : futureBound(config, configuredNetwork(config), silent());
+        const bound = importBound(config, extras["allow-future"] === true);
         try {
           const read = await readInterchange(input);
           const report = await store.importInterchange(bound ? withinBound(read, bound) : read);
           return { report, location: store.location };
         } catch (error) {
           if (error instanceof FutureRecordError)
-            fail(
-              `import refused, nothing was changed: ${error.message}; to import such records anyway, add --allow-future`,
-            );
+            fail(`import refused, nothing was changed: ${error.message}${ALLOW_FUTURE_HINT}`);
           if (error instanceof SlashingImportError) {
             fail(`import refused, nothing was changed: ${error.message}`);
           }

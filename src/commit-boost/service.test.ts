@@ -19,7 +19,8 @@ const other = bls.importSecretKey(fromHex(`0x${"22".repeat(32)}`));
 const GENESIS_FORK_VERSION = "0x10000910";
 const MODULE = "alpha";
 const ROOT = new Uint8Array(32).fill(7);
-const logger = testLogger("warn");
+const logLines: string[] = [];
+const logger = testLogger("warn", logLines);
 
 const stores: ProxyStore[] = [];
 afterEach(async () => {
@@ -122,7 +123,7 @@ describe("CommitBoostService", () => {
       store: await openSharedCopy(store),
       sealing: sealing("x"),
     });
-    expect(await code(sign(stranger, proxy, "ecdsa"))).toBe("ProxySealError");
+    expect(await code(sign(stranger, proxy, "ecdsa"))).toBe("proxy_key_unusable");
     const { service: twin } = await setup({
       store: await openSharedCopy(store),
       sealing: sealing("k"),
@@ -132,7 +133,7 @@ describe("CommitBoostService", () => {
     if (!record) throw new Error("stored proxy missing");
     const moved = { ...record, proxy: `0x${"ee".repeat(20)}` };
     await store.put(moved);
-    expect(await code(sign(service, moved.proxy, "ecdsa"))).toBe("ProxySealError");
+    expect(await code(sign(service, moved.proxy, "ecdsa"))).toBe("proxy_key_unusable");
   });
 
   test("consensus key: a second instance loading the same key opens the proxies, with another BLS backend too", async () => {
@@ -172,12 +173,12 @@ describe("CommitBoostService", () => {
       await tampered.put({ ...record, ...edit });
       const moduleId = edit.module ?? MODULE;
       const asModule = { module: moduleId, key: proxy, objectRoot: ROOT, nonce: 1n };
-      expect(await code(fresh.signProxy("ecdsa", asModule))).toBe("ProxySealError");
+      expect(await code(fresh.signProxy("ecdsa", asModule))).toBe("proxy_key_unusable");
     }
     // The instance that opened it before the row moved does not keep using it either.
     await store.deleteByConsensus(consensus.pubkey);
     await store.put({ ...record, consensus: other.pubkey });
-    expect(await code(sign(service, proxy, "ecdsa"))).toBe("ProxySealError");
+    expect(await code(sign(service, proxy, "ecdsa"))).toBe("proxy_key_unusable");
   });
 
   test("consensus key: the database and every signature a request gets open nothing", async () => {
@@ -216,8 +217,11 @@ describe("CommitBoostService", () => {
     const { service, store } = await setup({ sealing: { by: "master-key", kek: () => kek } });
     const { proxy } = await service.generateProxy(MODULE, consensus.pubkey, "bls");
     const { service: stateless } = await setup({ store: await openSharedCopy(store) });
-    const failure = await sign(stateless, proxy).catch((error: Error) => error.message);
-    expect(failure).toContain("sealed under the signer_state master key");
+    expect(await code(sign(stateless, proxy))).toBe("proxy_key_unusable");
+    // The module is told what it cannot use; the operator's log says why.
+    const logged = logLines.filter((line) => line.includes(proxy)).at(-1) ?? "";
+    expect(logged).toContain("commit-boost proxy cannot be opened");
+    expect(logged).toContain("sealed under the signer_state master key");
   });
 
   test("a module holds at most maxProxiesPerKey proxies per consensus key", async () => {

@@ -242,28 +242,13 @@ export class CommitBoostService {
     // Its row changed (another key, module or secret): what was opened from the old one goes.
     if (cached) this.#forget(record.proxy, cached);
     const sealKey = await this.#sealKey(consensus, record);
-    let secret: Uint8Array;
-    try {
-      secret = openProxySecret(sealKey, record, record.sealed);
-    } finally {
-      sealKey.key.fill(0);
-    }
     let opened: OpenProxy;
     try {
-      if (record.scheme === "bls") {
-        const key = this.#options.bls.importSecretKey(secret);
-        opened = { row, scheme: "bls", key };
-        if (key.pubkey !== record.proxy) {
-          this.#options.bls.forget?.(key);
-          throw new Error("stored BLS proxy does not match its id");
-        }
-      } else {
-        if (toHex(ecdsaAddress(secret)) !== record.proxy)
-          throw new Error("stored ECDSA proxy does not match its address");
-        opened = { row, scheme: "ecdsa", secret: secret.slice() };
-      }
+      opened = this.#openRow(record, row, sealKey);
+    } catch (error) {
+      throw this.#unusable(record, error);
     } finally {
-      secret.fill(0);
+      sealKey.key.fill(0);
     }
     // Another request opened it meanwhile: keep one copy, of this row.
     const current = this.#open.get(record.proxy);
@@ -274,6 +259,45 @@ export class CommitBoostService {
     if (current) this.#forget(record.proxy, current);
     this.#open.set(record.proxy, opened);
     return opened;
+  }
+
+  /** The stored secret, opened and checked against the proxy's id; throws if it is not that. */
+  #openRow(record: ProxyRecord, row: string, sealKey: ProxySealKey): OpenProxy {
+    const secret = openProxySecret(sealKey, record, record.sealed);
+    try {
+      if (record.scheme === "bls") {
+        const key = this.#options.bls.importSecretKey(secret);
+        if (key.pubkey !== record.proxy) {
+          this.#options.bls.forget?.(key);
+          throw new Error("stored BLS proxy does not match its id");
+        }
+        return { row, scheme: "bls", key };
+      }
+      if (toHex(ecdsaAddress(secret)) !== record.proxy)
+        throw new Error("stored ECDSA proxy does not match its address");
+      return { row, scheme: "ecdsa", secret: secret.slice() };
+    } finally {
+      secret.fill(0);
+    }
+  }
+
+  /**
+   * A stored proxy that does not open here (a damaged or edited row, or sealed the other way:
+   * signer_state added or removed) is not a bug and not the module's mistake, and no retry
+   * helps: its own code, with the cause in the log. The causes name no secret (proxy-seal.ts).
+   */
+  #unusable(record: ProxyRecord, cause: unknown): SigilError {
+    this.#log.error("commit-boost proxy cannot be opened", {
+      proxy: record.proxy,
+      scheme: record.scheme,
+      consensus: record.consensus,
+      module: record.module,
+      error: cause instanceof Error ? cause.message : String(cause),
+    });
+    return new SigilError(
+      "proxy_key_unusable",
+      `proxy ${record.proxy} is stored but cannot be opened on this signer; the signer's log says why`,
+    );
   }
 
   async generateProxy(module: string, pubkey: string, scheme: ProxyScheme): Promise<Delegation> {
@@ -291,9 +315,12 @@ export class CommitBoostService {
         `this module already holds ${held} proxies for ${pubkey} (commit_boost.max_proxies_per_key)`,
       );
     const secret = scheme === "bls" ? newBlsSecret() : newEcdsaSecret();
+    let blsKey: BlsSecretKey | undefined;
+    // Set once the proxy is stored and cached: until then a failure forgets the imported key, so
+    // no worker keeps a secret that no row records and nothing can sign with it.
+    let kept = false;
     try {
       let proxyBytes: Uint8Array;
-      let blsKey: BlsSecretKey | undefined;
       if (scheme === "bls") {
         blsKey = this.#options.bls.importSecretKey(secret);
         proxyBytes = blsKey.publicKey;
@@ -312,7 +339,7 @@ export class CommitBoostService {
       } finally {
         sealKey.key.fill(0);
       }
-      await this.#options.store.put({
+      await this.#store({
         ...identity,
         sealed,
         delegationSignature: signature,
@@ -325,9 +352,35 @@ export class CommitBoostService {
           ? { row, scheme: "bls", key: blsKey }
           : { row, scheme: "ecdsa", secret: secret.slice() },
       );
+      kept = true;
       return { delegator: pubkey, proxy, signature };
     } finally {
       secret.fill(0);
+      if (!kept && blsKey) this.#options.bls.forget?.(blsKey);
+    }
+  }
+
+  /**
+   * Writes a new proxy's row. A failed write (database down, read-only or full) is a clear 503:
+   * the delegation is not returned, nothing is kept, and the module may ask again. The cause
+   * (the store's error, which carries no secret) goes to the log.
+   */
+  async #store(record: ProxyRecord): Promise<void> {
+    try {
+      await this.#options.store.put(record);
+    } catch (error) {
+      this.#log.error("commit-boost proxy not stored", {
+        proxy: record.proxy,
+        scheme: record.scheme,
+        consensus: record.consensus,
+        module: record.module,
+        store: this.#options.store.backend,
+        error: String(error),
+      });
+      throw new SigilError(
+        "proxy_store_unavailable",
+        `the ${this.#options.store.backend} proxy store did not record the new proxy: nothing was kept; retry once the store is writable`,
+      );
     }
   }
 

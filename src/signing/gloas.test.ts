@@ -149,6 +149,19 @@ describe("Gloas request shapes", () => {
     expect(tooLong.message).toBe(
       "builder_request_auth.data: 4097 bytes exceed the limit of 4096 bytes",
     );
+    // builder-specs: a zero-length request auth `data` is invalid, in every shape and name.
+    const empty = "must not be empty (builder-specs: a zero-length RequestAuth data is invalid)";
+    const emptyWrapped = failure({
+      type: "BUILDER_REQUEST_AUTH",
+      builder_request_auth: { version: "GLOAS", data: { data: "0x", slot: "1" } },
+    });
+    expect(emptyWrapped.code).toBe("invalid_request");
+    expect(emptyWrapped.message).toBe(`builder_request_auth.data.data: ${empty}`);
+    const emptyBare = failure({ type: "REQUEST_AUTH", request_auth: { data: "0x", slot: "1" } });
+    expect(emptyBare.message).toBe(`request_auth.data: ${empty}`);
+    expect(root({ type: "REQUEST_AUTH", request_auth: { data: "0x00", slot: "1" } })).toStartWith(
+      "0x",
+    );
     const oddHex = failure({ type: "REQUEST_AUTH", request_auth: { data: "0x123", slot: "1" } });
     expect(oddHex.message).toBe(
       'request_auth.data: expected 0x-prefixed hex of at most 4096 bytes, got "0x123", which is not 0x-prefixed hex of whole bytes',

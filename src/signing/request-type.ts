@@ -102,6 +102,11 @@ export interface ObjectTypeSpec {
   readonly domain: "fork" | "genesis";
   /** Field path (from the object) of the slot whose epoch selects the fork version. */
   readonly slotPath: readonly string[];
+  /**
+   * What the spec refuses that the container's JSON shape cannot say (an empty list that must
+   * not be): the reason, as `<field>: <why>` relative to the object, or undefined.
+   */
+  readonly refuse?: (value: Json) => string | undefined;
 }
 
 export function objectRequestType(spec: ObjectTypeSpec, slotsPerEpoch: bigint): RequestType {
@@ -116,6 +121,8 @@ export function objectRequestType(spec: ObjectTypeSpec, slotsPerEpoch: bigint): 
       const { version, data, dataPath } = unwrapVersioned(payload, path, versions);
       const container = spec.containers[version ?? first] as Container;
       const value = decodeJson(container, data, dataPath);
+      const refused = spec.refuse?.(value as Json);
+      if (refused !== undefined) throw invalidRequest(`${dataPath}.${refused}`);
       let slot: unknown = value;
       for (const key of spec.slotPath) slot = (slot as Record<string, unknown>)[key];
       return {

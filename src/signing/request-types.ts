@@ -111,6 +111,12 @@ const OBJECT_TYPES: Readonly<Record<string, ObjectTypeSpec>> = {
     domainType: DOMAIN_BUILDER_REQUEST_AUTH,
     domain: "genesis",
     slotPath: ["slot"],
+    // builder-specs (PR #165): `data` is what the builder checks the auth against; empty, it
+    // authenticates the request to no builder at all, and the spec calls it invalid.
+    refuse: (auth) =>
+      (auth.data as Uint8Array).length === 0
+        ? "data: must not be empty (builder-specs: a zero-length RequestAuth data is invalid)"
+        : undefined,
   },
 };
 

@@ -313,7 +313,7 @@ const GLOAS_REQUESTS: fc.Arbitrary<unknown>[] = [
   gloasRequest(
     ["BUILDER_REQUEST_AUTH", "REQUEST_AUTH"],
     ["builder_request_auth", "request_auth"],
-    fc.record({ data: hexList(0, 40), slot: gloasSlot }),
+    fc.record({ data: hexList(1, 40), slot: gloasSlot }),
     false,
   ),
 ];

@@ -256,11 +256,17 @@ const payloadAttestation = {
   keys: PTC_KEYS,
   read: gloasObject(ssz.gloas.PayloadAttestationData, "0x0C000000", (v) => v.slot),
 };
+const readRequestAuth = gloasObject(ssz.gloas.BuilderRequestAuth, "0x0B000001", (v) => v.slot);
 const requestAuth = {
   operation: "BUILDER_REQUEST_AUTH",
   keys: AUTH_KEYS,
   genesis: true,
-  read: gloasObject(ssz.gloas.BuilderRequestAuth, "0x0B000001", (v) => v.slot),
+  // builder-specs: a zero-length `data` is invalid.
+  read: (payload: unknown): Message | string => {
+    const auth = isObject(payload) && payload.version !== undefined ? payload.data : payload;
+    if (isObject(auth) && auth.data === "0x") return "request auth data: empty";
+    return readRequestAuth(payload);
+  },
 };
 
 /** Request type (upper case) → payload key and how to read the payload. */

@@ -209,6 +209,22 @@ describe("POST /api/v1/eth2/sign/{pubkey}", () => {
     });
   }
 
+  test("request auth with an empty data is 400 invalid_request; one byte of data signs", async () => {
+    const auth = (data: string) => ({
+      type: "BUILDER_REQUEST_AUTH",
+      builder_request_auth: { version: "GLOAS", data: { data, slot: "16000000" } },
+    });
+    const refused = await sign(KEY_0, auth("0x"));
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      code: "invalid_request",
+      message:
+        "builder_request_auth.data.data: must not be empty (builder-specs: a zero-length RequestAuth data is invalid)",
+    });
+    const signed = await sign(KEY_0, auth("0x61"));
+    expect(signed.status).toBe(200);
+  });
+
   test("a canary key signs, and a warning naming it and the operation is logged", async () => {
     const before = logLines.length;
     const response = await sign(KEY_1, attestation());

@@ -288,6 +288,42 @@ describe("sigil migrate web3signer: options and older databases", () => {
     }
   }, 60_000);
 
+  test("a far-future record (antislashing.max_future_epochs): refused as an import is, unless --allow-future", async () => {
+    const U64_MAX = "18446744073709551615";
+    let pubkey = "";
+    const { url } = await web3signer({
+      fill: async (sql) => {
+        await populate(sql, few);
+        // One attestation of the first validator with history gets the farthest target epoch.
+        const [row] = await sql<{ key: string; source: string }[]>`
+          UPDATE signed_attestations SET target_epoch = ${U64_MAX}::numeric
+          WHERE (validator_id, source_epoch, target_epoch) = (
+            SELECT validator_id, source_epoch, target_epoch FROM signed_attestations
+            ORDER BY validator_id, target_epoch DESC LIMIT 1)
+          RETURNING source_epoch::text AS source,
+            (SELECT encode(public_key, 'hex') FROM validators WHERE id = validator_id) AS key`;
+        pubkey = `0x${row?.key}`;
+        return row;
+      },
+    });
+    const { config, path } = await sqliteConfig();
+    const refusal = new RegExp(
+      `^sigil: import refused, nothing was changed: validator ${pubkey}: attestation source epoch \\d+, target epoch ${U64_MAX} is more than 2 epochs after the current epoch \\d+ \\(antislashing.max_future_epochs\\); to import such records anyway, add --allow-future$`,
+    );
+    expectRefused(await migrate(config, url), refusal);
+    expectRefused(await migrate(config, url, "--dry-run"), refusal);
+    expect(await contents(() => openSqliteStore(path, { create: false }))).toBe("empty");
+
+    const allowed = await migrate(config, url, "--allow-future");
+    expect(allowed.code, allowed.stderr).toBe(0);
+    const records = (await contents(() => openSqliteStore(path, { create: false }))) as Map<
+      string,
+      { attestations: string[] }
+    >;
+    const attestations = records.get(pubkey)?.attestations ?? [];
+    expect(attestations.some((a) => a.includes(`->${U64_MAX}@`))).toBe(true);
+  }, 60_000);
+
   test("an older Web3Signer (database_version 9: no enabled column, no high watermark)", async () => {
     const enabled = few.filter((c) => c.scenario.enabled);
     const { url } = await web3signer({

@@ -147,6 +147,12 @@ function placeEnvelope(json: Json, slot: number, rng: Rng): void {
   if (rng.chance(0.33)) json.builder_index = U64_MAX.toString();
 }
 
+/** Request auth: builder-specs calls an empty `data` invalid, so a random one gets a byte. */
+function placeRequestAuth(json: Json, slot: number, rng: Rng): void {
+  json.slot = String(slot);
+  if (json.data === "0x") json.data = `0x${rng.int(256).toString(16).padStart(2, "0")}`;
+}
+
 /** Each request type name with each payload key a client sends it under (the first is v1.4.0's). */
 const OBJECT_NAMES: readonly {
   readonly type: string;
@@ -211,7 +217,7 @@ const OBJECT_NAMES: readonly {
     sender: "v1.4.0",
     sszType: ssz.gloas.BuilderRequestAuth,
     domainType: DOMAIN_BUILDER_REQUEST_AUTH,
-    place: setSlot("slot"),
+    place: placeRequestAuth,
     genesisDomain: true,
   },
   {
@@ -220,7 +226,7 @@ const OBJECT_NAMES: readonly {
     sender: "Lighthouse",
     sszType: ssz.gloas.BuilderRequestAuth,
     domainType: DOMAIN_BUILDER_REQUEST_AUTH,
-    place: setSlot("slot"),
+    place: placeRequestAuth,
     genesisDomain: true,
   },
 ];

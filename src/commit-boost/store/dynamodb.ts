@@ -44,7 +44,9 @@ function recordOfItem(item: Item): ProxyRecord {
     scheme: field(item, "scheme"),
     consensus: field(item, "consensus"),
     module: field(item, "module"),
-    sealed: field(item, "sealed"),
+    // A lost secret is the proxy's problem, not the store's: it reads as empty, which does not
+    // open (proxy_key_unusable for that proxy), while the module's other proxies stay listed.
+    sealed: item.sealed?.S ?? "",
     delegation_signature: field(item, "delegation_signature"),
     created_at: field(item, "created_at"),
   });

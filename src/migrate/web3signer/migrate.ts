@@ -5,6 +5,7 @@
  * `importInterchange` — all or nothing, as `sigil slashing import` is.
  */
 import { bytesToHex } from "../../antislashing/encoding";
+import { type FutureBound, FutureRecordError, withinBound } from "../../antislashing/future";
 import {
   type InterchangeSource,
   type InterchangeValidator,
@@ -26,6 +27,11 @@ export interface MigrationOptions {
   readonly network?: { readonly name: string; readonly genesisValidatorsRoot: string };
   /** Migrate although Web3Signer has a high watermark, which the migration does not carry over. */
   readonly ignoreHighWatermark: boolean;
+  /**
+   * The future-epoch bound, as for an interchange import: a record beyond it refuses the whole
+   * migration. Undefined: no bound (allowed by the operator, or no known genesis time).
+   */
+  readonly futureBound?: FutureBound;
   /** Read and check everything, write nothing. */
   readonly dryRun: boolean;
 }
@@ -50,6 +56,13 @@ export interface MigrationReport {
 /** The migration cannot go ahead; nothing was written. */
 export class MigrationRefusedError extends Error {
   override readonly name = "MigrationRefusedError";
+  constructor(
+    message: string,
+    /** Refused by the future-epoch bound, which the operator may lift. */
+    readonly future = false,
+  ) {
+    super(message);
+  }
 }
 
 export async function migrateWeb3Signer(
@@ -112,19 +125,23 @@ export async function migrateWeb3Signer(
       }
     },
   };
-  if (options.dryRun) {
-    for await (const _ of source.validators()) {
-      // Reading is the check: every row is parsed and validated on the way.
-    }
-  } else {
-    try {
-      await store.importInterchange(source);
-    } catch (error) {
-      if (error instanceof SlashingImportError) {
-        throw new MigrationRefusedError(`import refused, nothing was changed: ${error.message}`);
+  const bounded = options.futureBound ? withinBound(source, options.futureBound) : source;
+  try {
+    if (options.dryRun) {
+      for await (const _ of bounded.validators()) {
+        // Reading is the check: every row is parsed and validated on the way.
       }
-      throw error;
+    } else {
+      await store.importInterchange(bounded);
     }
+  } catch (error) {
+    if (error instanceof SlashingImportError) {
+      throw new MigrationRefusedError(
+        `import refused, nothing was changed: ${error.message}`,
+        error instanceof FutureRecordError,
+      );
+    }
+    throw error;
   }
   return {
     genesisValidatorsRoot: gvr,
