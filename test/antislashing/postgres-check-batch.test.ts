@@ -182,20 +182,14 @@ describe("schema 7: attestation checks of a batch in one call", () => {
     for (const k of [key, ...others]) expect(await schema6Vote(sql, k, 1n, 2n, 1)).toBe("new");
     const store = await open(url);
     // A schema 6 signer's check of (5, 10) that has recorded, not yet committed.
-    let commit: () => void = () => {};
-    const committed = new Promise<void>((resolve) => {
-      commit = resolve;
-    });
-    let recorded: () => void = () => {};
-    const inFlight = new Promise<void>((resolve) => {
-      recorded = resolve;
-    });
+    const commit = Promise.withResolvers<void>();
+    const recorded = Promise.withResolvers<void>();
     const elsewhere = sql.begin(async (tx) => {
       expect(await schema6Vote(tx as unknown as postgres.Sql, key, 5n, 10n, 2)).toBe("new");
-      recorded();
-      await committed;
+      recorded.resolve();
+      await commit.promise;
     });
-    await inFlight;
+    await recorded.promise;
     // The same target with another root, in a batch with votes of other validators: ahead of
     // every committed record, but the validator is locked until the other check commits.
     const conflicting = vote(store, key, 5n, 10n, 3);
@@ -206,7 +200,7 @@ describe("schema 7: attestation checks of a batch in one call", () => {
       Bun.sleep(500).then(() => "waiting"),
     ]);
     expect(early).toBe("waiting");
-    commit();
+    commit.resolve();
     await elsewhere;
     expect(said(await conflicting)).toBe("double_vote");
     expect(await records(sql)).toBe(1 + others.length + 1 + others.length);
@@ -228,6 +222,7 @@ describe("schema 7: attestation checks of a batch in one call", () => {
     // The same validator twice: both votes would be decided on the same history.
     await expect(call([a, a], ["2", "2"], ["3", "3"], 2)).rejects.toThrow(/ascending order/);
     await expect(call([a, b], ["2", "2"], ["3"], 2)).rejects.toThrow(/a batch is n public keys/);
+    await expect(call([], [], [], 0)).rejects.toThrow(/a batch is n public keys/);
     await expect(call([a, b], ["2", "2"], ["3", "3"], 1)).rejects.toThrow(/a batch is n public/);
     await expect(call([a, b], ["2", "2.5"], ["3", "3"], 2)).rejects.toThrow(/epoch out of range/);
     await expect(call([a, b], ["2", "2"], ["3", "18446744073709551616"], 2)).rejects.toThrow(

@@ -1269,13 +1269,6 @@ DECLARE
   v_target_floor numeric;
   v_recorded integer;
 BEGIN
-  IF current_setting('transaction_isolation') <> 'read committed' THEN
-    RAISE EXCEPTION 'sigil slashing protection needs READ COMMITTED, not %',
-      current_setting('transaction_isolation') USING ERRCODE = '25001';
-  END IF;
-  IF p_gvr IS NULL OR octet_length(p_gvr) <> 32 THEN
-    RAISE EXCEPTION 'genesis validators root must be 32 bytes' USING ERRCODE = '22023';
-  END IF;
   IF n IS NULL OR array_ndims(p_sources) IS DISTINCT FROM 1 OR array_lower(p_sources, 1) <> 1
     OR array_ndims(p_targets) IS DISTINCT FROM 1 OR array_lower(p_targets, 1) <> 1
     OR cardinality(p_targets) <> n OR octet_length(p_pubkeys) IS DISTINCT FROM 48 * n
@@ -1283,6 +1276,8 @@ BEGIN
     RAISE EXCEPTION 'a batch is n public keys of 48 bytes, n sources, n targets, n roots of 32 bytes'
       USING ERRCODE = '22023';
   END IF;
+  -- READ COMMITTED and the root, once. (An empty array has no dimension: refused above.)
+  PERFORM sigil_check_arguments(p_gvr, substring(p_pubkeys FOR 48), substring(p_roots FOR 32));
   IF p_lock_timeout IS NOT NULL THEN
     PERFORM set_config('lock_timeout', p_lock_timeout, true);
   END IF;
