@@ -1233,7 +1233,7 @@ END $$;
 `;
 
 // The attestation checks of a batch in one call (attestation-batch.ts), each decided as V5 and V6
-// decide it alone, at about half of the server's CPU per check (docs/performance.md): the
+// decide it alone, at a third to two fifths less server CPU per check (docs/performance.md): the
 // database-wide watermarks and the recorded root are read once per call instead of once per
 // check, and a vote ahead of every record (V5) is decided by two statements of this function (the
 // lock; then the two index probes and the insert) instead of three nested function calls and
