@@ -138,15 +138,9 @@ describe("schema 7: attestation checks of a batch in one call", () => {
     // Each validator has a record, so that a vote ahead of it takes the new function's short path.
     for (const key of keys) expect(await schema6Vote(sql, key, 1n, 2n, 1)).toBe("new");
     const store = await open(url);
-    // Pairwise slashable: double votes at target 10, and nested surrounds around (5, 10).
-    const votes: [bigint, bigint, number][] = [
-      [5n, 10n, 11],
-      [5n, 10n, 12],
-      [4n, 11n, 13],
-      [6n, 9n, 14],
-      [3n, 12n, 15],
-      [7n, 8n, 16],
-    ];
+    // Pairwise slashable: two double votes at target 10, and nested surrounds around (5, 10).
+    const epochs = [5, 5, 4, 6, 3, 7].map((s) => [BigInt(s), BigInt(15 - s)] as const);
+    const votes = epochs.map(([s, t], i) => [s, t, 11 + i] as const);
     const attempts: Promise<{ key: string; said: string }>[] = [];
     for (let round = 0; round < 2; round++) {
       for (const [v, key] of keys.entries()) {
