@@ -18,11 +18,12 @@
 // CPU per check: the main thread's (where each sqlite transaction runs and holds the event loop)
 // and every thread's of this process (the thread pool's fdatasync too, and for postgres and
 // dynamodb the server's or driver's threads in this process), from /proc's schedstat (ns), over
-// each measured run.
+// each measured run; for postgres also its server processes' (the embedded server runs on this
+// machine: /proc, in 10 ms ticks).
 //
 // Round trips per check. postgres: a counting TCP proxy (pg-count-proxy.ts) in front of the server
 // counts ReadyForQuery messages (one per round trip) over sequential checks; the store's design
-// (backends/postgres/store.ts) is ONE statement per check, `SELECT * FROM sigil_check_and_insert_…()`,
+// (backends/postgres/store.ts) is ONE statement per check, `SELECT * FROM sigil_check_…()`,
 // whose plpgsql function locks the validator, applies the rules and records in the statement's own
 // transaction. dynamodb: DynamoDB requests per check, counted with a client middleware. sqlite:
 // in-process, no round trips (one BEGIN IMMEDIATE transaction per check).
@@ -51,6 +52,7 @@ import type { AttestationVote, SlashingStore } from "../../src/antislashing/stor
 import { dynamoClient, startDynamo } from "../../test/support/dynamodb";
 import { type PostgresServer, startPostgres } from "../../test/support/postgres";
 import { type CountingProxy, startCountingProxy } from "./pg-count-proxy";
+import { postgresSeconds } from "./slot-burst";
 import {
   envInt,
   envList,
@@ -82,6 +84,8 @@ interface Measurement {
   /** CPU µs per check: the main thread (where the transaction runs), and every thread. */
   main_cpu_us_per_check: number;
   all_cpu_us_per_check: number;
+  /** postgres: its server processes' CPU µs per check (/proc, 10 ms ticks); null otherwise. */
+  server_cpu_us_per_check: number | null;
 }
 
 /** CPU ns the main thread and all of this process's threads have run (/proc schedstat). */
@@ -128,11 +132,14 @@ async function runChecks(
   first: number,
   count: number,
   concurrency: number,
+  /** CPU seconds so far of the database server, where it runs on this machine. */
+  serverSeconds?: () => number,
 ): Promise<Measurement> {
   const latencies: number[] = [];
   let next = first;
   let notNew = 0;
   const started = performance.now();
+  const serverBefore = serverSeconds?.();
   const cpuBefore = threadCpuNs();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -147,6 +154,7 @@ async function runChecks(
   );
   const seconds = (performance.now() - started) / 1000;
   const cpuAfter = threadCpuNs();
+  const serverAfter = serverSeconds?.();
   const sorted = sortedCopy(latencies);
   return {
     concurrency,
@@ -159,6 +167,10 @@ async function runChecks(
     not_new: notNew,
     main_cpu_us_per_check: round((cpuAfter.main - cpuBefore.main) / 1000 / count, 2),
     all_cpu_us_per_check: round((cpuAfter.all - cpuBefore.all) / 1000 / count, 2),
+    server_cpu_us_per_check:
+      serverBefore === undefined || serverAfter === undefined
+        ? null
+        : round(((serverAfter - serverBefore) * 1e6) / count, 1),
   };
 }
 
@@ -225,10 +237,19 @@ export async function slashing(): Promise<Record<string, unknown>> {
       }
       try {
         const loadBefore = load1();
-        const warm = await runChecks(store, validators, 0, validators, 1);
-        const sequential = await runChecks(store, validators, validators, ops, 1);
+        const server =
+          backend === "postgres" && pg ? () => postgresSeconds(pg?.port ?? 0) : undefined;
+        const warm = await runChecks(store, validators, 0, validators, 1, server);
+        const sequential = await runChecks(store, validators, validators, ops, 1, server);
         const requestsBefore = requests;
-        const parallel = await runChecks(store, validators, validators + ops, ops, concurrency);
+        const parallel = await runChecks(
+          store,
+          validators,
+          validators + ops,
+          ops,
+          concurrency,
+          server,
+        );
         const perCheck =
           backend === "dynamodb"
             ? {
@@ -260,6 +281,7 @@ export async function slashing(): Promise<Record<string, unknown>> {
             "not new": m.not_new,
             "main CPU µs/check": m.main_cpu_us_per_check,
             "all CPU µs/check": m.all_cpu_us_per_check,
+            "server CPU µs/check": m.server_cpu_us_per_check ?? "-",
           });
         }
       } finally {

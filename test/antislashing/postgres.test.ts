@@ -701,7 +701,8 @@ describe("migrations", () => {
     await store.close();
     // The same rows in a schema 3 database, where the lowest record was the watermark.
     await admin(url)`DELETE FROM sigil_schema_version WHERE version >= 4`;
-    // What schema 6 added (a schema 3 database has none of it).
+    // What schemas 6 and 7 added (a schema 3 database has none of it).
+    await admin(url)`DROP FUNCTION sigil_check_attestations`;
     await admin(url)`DROP FUNCTION sigil_check_and_insert_block_bounded`;
     await admin(url)`DROP FUNCTION sigil_check_and_insert_attestation_bounded`;
     await admin(url)`DROP TABLE sigil_database_watermarks`;

@@ -31,6 +31,7 @@ const PINNED: Record<string, { list: readonly AnyMigration[]; sha256: readonly s
       "093e1d2bea7eae5641b9cc4c679dd4edbf3d9adf7a12203e4d1a91fefd134d4c",
       "284bc0827f074518dd979fe022f16b02d742b9ae2bdb60cff9061c3c9154f2a0",
       "be1c0524ef075ff3fa7fa3efcb118f309851502014fd707d10cf2130fa869a91",
+      "041d960f570f5fe0209750a70353b1471c8834b142c49821cef6fc18c5230c5f",
     ],
   },
   "slashing protection, sqlite": {

@@ -1,17 +1,19 @@
 /**
  * Attestation checks that arrive in the same event-loop turn go to PostgreSQL together: one
- * statement calling the same check function once per check, so one round trip, one transaction
- * and one commit for all of them. A slot's burst of attestations otherwise costs the signer's main
- * thread one query each (protocol, socket write, result parsing) and the server one transaction
- * each.
+ * statement, `sigil_check_attestations` (migrations.ts, V7), which decides them one after the
+ * other, so one round trip, one transaction and one commit for all of them. A slot's burst of
+ * attestations otherwise costs the signer's main thread one query each (protocol, socket write,
+ * result parsing) and the server one transaction each. A lone check is a batch of one.
  *
  * Why it stays safe:
  *   - The batch is one statement, so one transaction: every accepted check in it is committed
  *     together or not at all, and the callers hear of nothing before the commit.
- *   - Each check is the same function a single check calls, under READ COMMITTED: each of its
- *     statements takes a fresh snapshot, so a check sees the records of the checks before it in
- *     the batch. Still, a validator has one statement in flight at most: a second check of it
- *     waits, queued here, until the first one's statement has ended.
+ *   - Each check locks its validator and then reads its records in statements of their own,
+ *     under READ COMMITTED: each statement takes a fresh snapshot, so a check sees the records of
+ *     the checks before it in the batch and of every transaction that held the lock before it.
+ *     Still, a validator has one check per statement at most (the function refuses a batch that
+ *     repeats one): a second check of it waits, queued here, until the first one's statement has
+ *     ended.
  *   - Validators are locked in the order of their public keys, so two batches (of this process or
  *     another) never wait on each other in a cycle.
  *   - Anything else that locks several validators (an import, a prune) locks them in another
@@ -32,8 +34,10 @@
  */
 import postgres from "postgres";
 
-/** What the check function returns (migrations.ts, sigil_check_and_insert_attestation_bounded). */
+/** What the check function returns for a check (migrations.ts, sigil_check_attestations). */
 export interface AttestationRow {
+  /** The check's position in the batch, from 1. */
+  ord: number;
   outcome: string;
   reason: string | null;
   other_source: string | null;
@@ -79,8 +83,6 @@ export class AttestationBatcher {
 
   constructor(
     private readonly sql: Sql,
-    /** One check in its own statement (the store's single-check query). */
-    private readonly single: (args: AttestationArgs) => Promise<AttestationRow | undefined>,
     /**
      * Statements in flight at most: the pool's connections. Checks arriving while every
      * connection has one wait, and go together in the next batch, rather than queue behind a
@@ -118,9 +120,12 @@ export class AttestationBatcher {
       const batch: Queued[] = [];
       const rest: Queued[] = [];
       const validators = new Set<string>();
+      // A statement's checks share a genesis root (a signer has one; another goes in its own).
+      let gvr: Buffer | undefined;
       for (const item of waiting) {
         if (this.busy.has(item.pubkeyHex) || validators.has(item.pubkeyHex)) deferred.push(item);
-        else if (batch.length < MAX_BATCH) {
+        else if (batch.length < MAX_BATCH && (gvr === undefined || gvr.equals(item.args.gvr))) {
+          gvr ??= item.args.gvr;
           validators.add(item.pubkeyHex);
           batch.push(item);
         } else rest.push(item);
@@ -144,13 +149,18 @@ export class AttestationBatcher {
     } else void this.sendBatch(batch);
   }
 
+  /** A check in a statement of its own, which waits for its validator's lock as long as it takes. */
   private sendSingle(item: Queued, ended?: () => void): void {
-    let row: Promise<AttestationRow | undefined>;
+    let rows: Promise<AttestationRow[]>;
     try {
-      row = this.single(item.args);
+      rows = this.query([item], null);
     } catch (error) {
-      row = Promise.reject(error);
+      rows = Promise.reject(error);
     }
+    const row = rows.then((found) => {
+      checkRows(found, 1);
+      return found[0];
+    });
     void row.then(item.resolve, item.reject).finally(() => {
       ended?.();
       this.release([item]);
@@ -165,7 +175,7 @@ export class AttestationBatcher {
     batch.sort((a, b) => (a.pubkeyHex < b.pubkeyHex ? -1 : 1));
     let rows: AttestationRow[];
     try {
-      rows = await this.query(batch);
+      rows = await this.query(batch, BATCH_LOCK_TIMEOUT);
     } catch (error) {
       if (failsWholeBatch(error)) return this.fail(batch, error);
       // The server rolled the statement back: nothing of it was written. Each check is made
@@ -177,9 +187,10 @@ export class AttestationBatcher {
       this.inFlight -= 1;
       this.schedule();
     }
-    if (rows.length !== batch.length) {
-      const problem = `slashing protection: ${batch.length} checks in one statement returned ${rows.length} rows`;
-      return this.fail(batch, new Error(problem));
+    try {
+      checkRows(rows, batch.length);
+    } catch (error) {
+      return this.fail(batch, error);
     }
     for (const [i, item] of batch.entries()) item.resolve(rows[i]);
     this.release(batch);
@@ -197,27 +208,33 @@ export class AttestationBatcher {
   }
 
   /**
-   * The lock timeout is set by the first FROM item, which every call of the check function
-   * references: PostgreSQL has to evaluate it before the first call.
+   * One statement for these checks, all of one genesis root, in ascending order of public key
+   * (which `sigil_check_attestations` insists on). Keys and roots travel as one byte string
+   * each: one parameter to encode instead of one per check.
    */
-  private query(batch: readonly Queued[]): Promise<AttestationRow[]> {
-    const hex = (bytes: Buffer) => bytes.toString("hex");
-    const gvrs = batch.map((q) => hex(q.args.gvr));
-    const pubkeys = batch.map((q) => q.pubkeyHex);
+  private query(batch: readonly Queued[], lockTimeout: string | null): Promise<AttestationRow[]> {
+    const gvr = batch[0]?.args.gvr;
+    if (gvr === undefined) return Promise.resolve([]);
+    const pubkeys = Buffer.concat(batch.map((q) => q.args.pubkey));
+    const roots = Buffer.concat(batch.map((q) => q.args.root));
     const sources = batch.map((q) => q.args.source);
     const targets = batch.map((q) => q.args.target);
-    const roots = batch.map((q) => hex(q.args.root));
     return this.sql<AttestationRow[]>`
-      SELECT r.outcome, r.reason, r.other_source::text AS other_source,
-        r.other_target::text AS other_target, r.other_root, r.low_watermark::text AS low_watermark,
-        r.recorded_gvr, r.bound::text AS bound
-      FROM (SELECT set_config('lock_timeout', ${BATCH_LOCK_TIMEOUT}, true) AS lock_timeout) c
-      CROSS JOIN unnest(${gvrs}::text[], ${pubkeys}::text[], ${sources}::text[],
-        ${targets}::text[], ${roots}::text[]) WITH ORDINALITY AS t (gvr, pubkey, source, target, root, ord)
-      CROSS JOIN LATERAL sigil_check_and_insert_attestation_bounded(
-        CASE WHEN c.lock_timeout IS NOT NULL THEN decode(t.gvr, 'hex') END,
-        decode(t.pubkey, 'hex'), t.source::numeric, t.target::numeric, decode(t.root, 'hex')) r
-      ORDER BY t.ord`;
+      SELECT ord, outcome, reason, other_source, other_target, other_root, low_watermark,
+        recorded_gvr, bound
+      FROM sigil_check_attestations(${gvr}, ${pubkeys}, ${sources}::numeric[],
+        ${targets}::numeric[], ${roots}, ${lockTimeout}::text)`;
+  }
+}
+
+/** Throws unless the statement answered each of `checks` checks, in order. */
+function checkRows(rows: readonly AttestationRow[], checks: number): void {
+  const inOrder = rows.length === checks && rows.every((row, i) => row.ord === i + 1);
+  if (!inOrder) {
+    throw new Error(
+      `slashing protection: ${checks} checks in one statement returned ${rows.length} rows` +
+        (rows.length === checks ? " out of order" : ""),
+    );
   }
 }
 

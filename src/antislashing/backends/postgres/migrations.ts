@@ -1232,6 +1232,114 @@ BEGIN
 END $$;
 `;
 
+// The attestation checks of a batch in one call (attestation-batch.ts), each decided as V5 and V6
+// decide it alone, at a third to two fifths less server CPU per check (docs/performance.md): the
+// database-wide watermarks and the recorded root are read once per call instead of once per
+// check, and a vote ahead of every record (V5) is decided by two statements of this function (the
+// lock; then the two index probes and the insert) instead of three nested function calls and
+// six statements per check. Every other vote (and every
+// vote of a validator without a row, or before any root is recorded) is decided by
+// sigil_check_and_insert_attestation_bounded, unchanged. The checks run one after the other in
+// ascending order of public key (the caller's order, enforced: each validator at most once), and
+// each one locks its validator's row (FOR NO KEY UPDATE, as every check since V1 does) before it
+// reads that validator's records in a statement of its own, under READ COMMITTED: the locking
+// and its order are those of a batch of V6 calls, so signers of either version serialise on one
+// database. Keys and roots come as one string of 48 and 32 bytes each, epochs as numeric arrays:
+// few parameters for the client to encode. p_lock_timeout, when given, is the lock_timeout of the
+// caller's transaction (a batch gives up rather than wait long for a lock).
+// Returns one row per check, ord being its position (1-based), in that order.
+const V7 = /* sql */ `
+CREATE FUNCTION sigil_check_attestations(p_gvr bytea, p_pubkeys bytea, p_sources numeric[],
+  p_targets numeric[], p_roots bytea, p_lock_timeout text)
+RETURNS TABLE (ord integer, outcome text, reason text, other_source numeric, other_target numeric,
+  other_root bytea, low_watermark numeric, recorded_gvr bytea, bound numeric)
+LANGUAGE plpgsql AS $$
+DECLARE
+  n integer := cardinality(p_sources);
+  v_gvr_ok boolean;
+  v_low numeric;
+  v_high numeric;
+  v_pubkey bytea;
+  v_previous bytea;
+  v_source numeric;
+  v_target numeric;
+  v_root bytea;
+  v_id bigint;
+  v_source_floor numeric;
+  v_target_floor numeric;
+  v_recorded integer;
+BEGIN
+  IF n IS NULL OR array_ndims(p_sources) IS DISTINCT FROM 1 OR array_lower(p_sources, 1) <> 1
+    OR array_ndims(p_targets) IS DISTINCT FROM 1 OR array_lower(p_targets, 1) <> 1
+    OR cardinality(p_targets) <> n OR octet_length(p_pubkeys) IS DISTINCT FROM 48 * n
+    OR octet_length(p_roots) IS DISTINCT FROM 32 * n THEN
+    RAISE EXCEPTION 'a batch is n public keys of 48 bytes, n sources, n targets, n roots of 32 bytes'
+      USING ERRCODE = '22023';
+  END IF;
+  -- READ COMMITTED and the root, once. (An empty array has no dimension: refused above.)
+  PERFORM sigil_check_arguments(p_gvr, substring(p_pubkeys FOR 48), substring(p_roots FOR 32));
+  IF p_lock_timeout IS NOT NULL THEN
+    PERFORM set_config('lock_timeout', p_lock_timeout, true);
+  END IF;
+  -- Read without a lock, once: the root never changes once written, and a watermark change may
+  -- be missed by a check in flight (V6 says why that is safe).
+  SELECT (SELECT m.genesis_validators_root = p_gvr FROM sigil_metadata m), w.low_epoch, w.high_epoch
+    INTO v_gvr_ok, v_low, v_high FROM sigil_database_watermarks w;
+  FOR i IN 1..n LOOP
+    v_pubkey := substring(p_pubkeys FROM 48 * i - 47 FOR 48);
+    IF v_pubkey <= v_previous THEN
+      RAISE EXCEPTION 'a batch holds its validators in ascending order of public key, each once'
+        USING ERRCODE = '22023';
+    END IF;
+    v_previous := v_pubkey;
+    v_source := p_sources[i];
+    v_target := p_targets[i];
+    v_root := substring(p_roots FROM 32 * i - 31 FOR 32);
+    ord := i;
+    outcome := NULL;
+    -- V5's vote ahead of every record, for a valid vote the watermarks and the root allow.
+    IF v_gvr_ok AND v_source >= 0 AND v_source <= v_target AND v_target <= 18446744073709551615
+      AND v_source = trunc(v_source) AND v_target = trunc(v_target)
+      AND (v_high IS NULL OR v_target < v_high) AND (v_low IS NULL OR v_source >= v_low) THEN
+      SELECT v.id, v.source_floor, v.target_floor INTO v_id, v_source_floor, v_target_floor
+        FROM sigil_validators v WHERE v.pubkey = v_pubkey FOR NO KEY UPDATE;
+      IF FOUND AND (v_source_floor IS NULL OR v_source >= v_source_floor)
+        AND (v_target_floor IS NULL OR v_target > v_target_floor) THEN
+        -- Under the lock, in a statement (a snapshot) of its own: the two index probes, and the
+        -- record when the vote is ahead of every one. Every writer of this validator's records
+        -- holds its lock, so nothing can come between the probes and the insert.
+        INSERT INTO sigil_signed_attestations (validator_id, source_epoch, target_epoch,
+          signing_root)
+        SELECT v_id, v_source, v_target, v_root
+        FROM (SELECT max(a.source_epoch) AS max_source, max(a.target_epoch) AS max_target
+          FROM sigil_signed_attestations a WHERE a.validator_id = v_id) m
+        WHERE m.max_target IS NOT NULL AND v_source >= m.max_source AND v_target > m.max_target;
+        GET DIAGNOSTICS v_recorded = ROW_COUNT;
+        IF v_recorded = 1 THEN
+          outcome := 'new';
+          reason := NULL;
+          other_source := NULL;
+          other_target := NULL;
+          other_root := NULL;
+          low_watermark := NULL;
+          recorded_gvr := NULL;
+          bound := NULL;
+        END IF;
+      END IF;
+    END IF;
+    IF outcome IS NULL THEN
+      SELECT c.outcome, c.reason, c.other_source, c.other_target, c.other_root, c.low_watermark,
+          c.recorded_gvr, c.bound
+        INTO outcome, reason, other_source, other_target, other_root, low_watermark, recorded_gvr,
+          bound
+        FROM sigil_check_and_insert_attestation_bounded(p_gvr, v_pubkey, v_source, v_target,
+          v_root) c;
+    END IF;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: "EIP-3076 complete history, check-and-insert functions", sql: V1 },
   {
@@ -1258,6 +1366,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     description: "database-wide low and high watermarks (watermark-repair), checked first",
     sql: V6,
+  },
+  {
+    version: 7,
+    description: "attestation checks of a batch in one call: a vote ahead of every record inline",
+    sql: V7,
   },
 ];
 

@@ -2,12 +2,11 @@
  * PostgreSQL slashing protection: the EIP-3076 *complete* strategy, safe for several signer
  * processes on one database.
  *
- * Every check is ONE round trip: `SELECT * FROM sigil_check_and_insert_…($1, …)`, a plpgsql
- * function that locks the validator, applies the rules, records an accepted message and returns
- * the decision, all in the statement's own transaction (schema, types and locking:
- * migrations.ts; URL, TLS and force_ipv4: storage/postgres/connection.ts). Attestation checks
- * arriving in the same event-loop turn share that round trip and transaction
- * (attestation-batch.ts).
+ * Every check is ONE round trip: `SELECT * FROM sigil_check_…($1, …)`, a plpgsql function that
+ * locks the validator, applies the rules, records an accepted message and returns the decision,
+ * all in the statement's own transaction (schema, types and locking: migrations.ts; URL, TLS and
+ * force_ipv4: storage/postgres/connection.ts). Attestation checks arriving in the same event-loop
+ * turn share that round trip and transaction (`sigil_check_attestations`, attestation-batch.ts).
  *
  * Errors are never decisions: a failed connection or query rejects, and the caller answers 503.
  * A check whose connection breaks after the server committed it is reported as an error too; the
@@ -66,7 +65,7 @@ import {
   NO_WATERMARKS,
   type WatermarkChange,
 } from "../../watermarks";
-import { type AttestationArgs, AttestationBatcher, type AttestationRow } from "./attestation-batch";
+import { AttestationBatcher, type AttestationRow } from "./attestation-batch";
 import { MIGRATION_LOCK_KEY, MIGRATIONS } from "./migrations";
 
 export { PostgresConfigError };
@@ -295,11 +294,7 @@ class PostgresStore implements SlashingStore {
     readonly location: string,
     poolSize: number,
   ) {
-    this.attestations = new AttestationBatcher(
-      sql,
-      (args) => this.checkOneAttestation(args),
-      poolSize,
-    );
+    this.attestations = new AttestationBatcher(sql, poolSize);
   }
 
   async storedGenesisValidatorsRoot(): Promise<Uint8Array | null> {
@@ -388,17 +383,6 @@ class PostgresStore implements SlashingStore {
         ? await this.lowWatermarks(pubkey)
         : undefined;
     return attestationDecision(row, genesisValidatorsRoot, vote, low);
-  }
-
-  /** One attestation check in its own statement (a batch of one, or a batch the server refused). */
-  private async checkOneAttestation(args: AttestationArgs): Promise<AttestationRow | undefined> {
-    const { gvr, pubkey, source, target, root } = args;
-    const [row] = await this.sql<AttestationRow[]>`
-      SELECT outcome, reason, other_source::text AS other_source, other_target::text AS other_target,
-        other_root, low_watermark::text AS low_watermark, recorded_gvr, bound::text AS bound
-      FROM sigil_check_and_insert_attestation_bounded(
-        ${gvr}, ${pubkey}, ${source}::numeric, ${target}::numeric, ${root})`;
-    return row;
   }
 
   async importInterchange(source: InterchangeSource): Promise<ImportReport> {
