@@ -34,6 +34,7 @@
 //   BENCH_SLOT_BLS_SECONDS      duration of each raw all-core rate measurement (default 3)
 //   BENCH_SLOT_POOL_SIZE        antislashing.pool_size of the postgres signers (default 0: the
 //                               signer's default)
+//   BENCH_SLOT_COMMITTEE_SEED   which committee attests (default 1: the one of every earlier run)
 //   BENCH_SLOT_PG_LATENCY_MS    one-way delay added between the signer and postgres by a TCP proxy
 //                               (pg-delay-proxy.ts), as with postgres on another host (default 0:
 //                               no proxy)
@@ -158,6 +159,7 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
   const poolSize = envInt("BENCH_SLOT_POOL_SIZE", 0);
   const blsSeconds = envInt("BENCH_SLOT_BLS_SECONDS", 3);
   const pgLatencyMs = envInt("BENCH_SLOT_PG_LATENCY_MS", 0);
+  const committeeSeed = envInt("BENCH_SLOT_COMMITTEE_SEED", 1);
   const { command, label } = signerCommand();
 
   const dir = mkdtempSync(join(tmpdir(), "sigil-bench-slot-"));
@@ -186,7 +188,7 @@ export async function slotBurst(): Promise<Record<string, unknown>> {
         keyDirs.push(cachedRawKeys(written, validators - written));
         written = validators;
       }
-      const members = committee(validators);
+      const members = committee(validators, committeeSeed);
       // The hand-checked signature is a validator outside the committee: its record must not
       // collide with the bursts' (same target epoch, another root: a double vote).
       const inCommittee = new Set(members);
