@@ -21,6 +21,7 @@ import { TempDir } from "../support/cli";
 import { type PostgresServer, startPostgres } from "../support/postgres";
 import {
   fixtureName,
+  hasDatabaseWatermarks,
   type ProbeAnswer,
   probeList,
   RELEASES,
@@ -46,9 +47,13 @@ afterAll(async () => {
   dir.remove();
 });
 
+type StoredWatermark = { readonly epoch: string; readonly slot: string };
+
 interface SlashingManifest {
   readonly release: Release;
   readonly export: unknown;
+  /** The database-wide watermarks, in the schemas that hold them (decimal text). */
+  readonly watermarks?: { readonly low?: StoredWatermark; readonly high?: StoredWatermark };
   readonly answers: readonly ProbeAnswer[];
 }
 
@@ -130,6 +135,13 @@ async function checkSlashing(store: SlashingStore, expected: SlashingManifest): 
   expect(JSON.parse(await interchangeToString(await store.exportInterchange()))).toEqual(
     expected.export,
   );
+  // Kept as they were; a schema before them upgrades to none.
+  const mark = (m: StoredWatermark) => ({ epoch: BigInt(m.epoch), slot: BigInt(m.slot) });
+  const { low, high } = expected.watermarks ?? {};
+  expect(await store.databaseWatermarks()).toEqual({
+    ...(low === undefined ? {} : { low: mark(low) }),
+    ...(high === undefined ? {} : { high: mark(high) }),
+  });
   const answers: ProbeAnswer[] = [];
   for (const probe of probeList()) {
     const gvr = toBytes(SCENARIO_GVR);
@@ -149,12 +161,17 @@ async function checkSlashing(store: SlashingStore, expected: SlashingManifest): 
 /** The fixture itself is not vacuous: it records slashable messages its sigil refused. */
 function expectRefusesSlashing(expected: SlashingManifest): void {
   const reasons = new Set(expected.answers.map((a) => a.reason));
+  const bounded = hasDatabaseWatermarks(expected.release);
+  expect(expected.watermarks !== undefined).toBe(bounded);
   for (const reason of [
     "double_block_proposal",
     "double_vote",
     "surrounding_vote",
     "surrounded_vote",
     "block_slot_below_low_watermark",
+    ...(bounded
+      ? ["block_slot_at_or_above_high_watermark", "attestation_at_or_above_high_watermark"]
+      : []),
   ]) {
     expect(reasons.has(reason)).toBe(true);
   }
