@@ -177,7 +177,9 @@ export class CommitBoostService {
       if (allowed && !allowed.has(pubkey)) continue;
       byConsensus.set(pubkey, { consensus: pubkey, proxyBls: [], proxyEcdsa: [] });
     }
-    for (const record of await this.#options.store.listByModule(module)) {
+    for (const record of await this.#read({ module }, () =>
+      this.#options.store.listByModule(module),
+    )) {
       const entry = byConsensus.get(record.consensus);
       if (!entry) continue; // its consensus key is not loaded here: not usable either
       (record.scheme === "bls" ? entry.proxyBls : entry.proxyEcdsa).push(record.proxy);
@@ -221,7 +223,9 @@ export class CommitBoostService {
   async signProxy(scheme: ProxyScheme, command: SignCommand): Promise<Signed> {
     const moduleConfig = this.#module(command.module);
     const { signingId } = moduleConfig;
-    const record = await this.#options.store.get(command.key);
+    const record = await this.#read({ module: command.module, proxy: command.key }, () =>
+      this.#options.store.get(command.key),
+    );
     // Another module's proxy reads as unknown: a module only ever sees its own.
     if (!record || record.scheme !== scheme || record.module !== command.module)
       throw unknownKey(`${scheme} proxy`);
@@ -305,9 +309,11 @@ export class CommitBoostService {
     const { sealing } = this.#options;
     // While sealed, refuse before anything is generated or signed.
     if (sealing.by === "master-key") this.#masterKek(sealing);
-    const held = (await this.#options.store.listByModule(module)).filter(
-      (record) => record.consensus === pubkey,
-    ).length;
+    const held = (
+      await this.#read({ module, consensus: pubkey }, () =>
+        this.#options.store.listByModule(module),
+      )
+    ).filter((record) => record.consensus === pubkey).length;
     // A soft bound: instances generating at the same moment may each add one past it.
     if (held >= this.#options.maxProxiesPerKey)
       throw new SigilError(
@@ -384,12 +390,35 @@ export class CommitBoostService {
     }
   }
 
+  /**
+   * Reads the proxy store. A read that fails (database down, file unreadable, table gone) is the
+   * store's fault, not the module's and not a bug: a clear 503 the module may retry, with the
+   * cause (the store's error, which carries no secret) in the log. Only the read is guarded: a
+   * proxy the store does not hold is still unknown (404), decided by the caller from the answer.
+   */
+  async #read<T>(context: Record<string, string>, read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      this.#log.error("commit-boost proxy store not read", {
+        ...context,
+        store: this.#options.store.backend,
+        error: String(error),
+      });
+      throw new SigilError(
+        "proxy_store_unavailable",
+        `the ${this.#options.store.backend} proxy store could not be read; retry once it is readable`,
+      );
+    }
+  }
+
   /** Deletes the proxies of a consensus key that left the signer for good. */
   async deleteProxiesOf(consensus: string): Promise<number> {
     const deleted = await this.#options.store.deleteByConsensus(consensus);
     for (const [proxy, opened] of this.#open) {
       // The cache holds only proxies of keys still stored; drop those whose row is gone.
-      if ((await this.#options.store.get(proxy)) !== undefined) continue;
+      const stored = await this.#read({ consensus, proxy }, () => this.#options.store.get(proxy));
+      if (stored !== undefined) continue;
       this.#forget(proxy, opened);
     }
     if (deleted > 0) this.#log.info("commit-boost proxies deleted", { consensus, deleted });

@@ -1,7 +1,8 @@
 // What a module gets when the proxy store fails under a running signer (sqlite proxy store, one
-// BLS worker): a write the database refuses, and a stored proxy whose sealed secret does not open.
-// The store fails for real: a second connection on the same file adds a trigger that aborts
-// inserts, or edits a row, as a damaged or tampered database would.
+// BLS worker): a write the database refuses, a store that cannot be read, and a stored proxy whose
+// sealed secret does not open. The store fails for real: a second connection on the same file adds
+// a trigger that aborts inserts, renames the table away, or edits a row, as a damaged, tampered or
+// half-migrated database would.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -90,6 +91,73 @@ describe("generate_proxy_key when the store does not record the proxy", () => {
     const stored = await generate("bls");
     expect(stored.status).toBe(200);
     expect(await workerKeys()).toBe(keysBefore + 1);
+  });
+});
+
+describe("reads when the store cannot be read", () => {
+  const UNREADABLE = {
+    code: "proxy_store_unavailable",
+    message: "the sqlite proxy store could not be read; retry once it is readable",
+  };
+  const signProxy = (proxy: string | undefined) =>
+    cbCall(cb, "/signer/v1/request_signature/proxy-bls", { proxy, object_root: ROOT, nonce: 7 });
+
+  test("503 proxy_store_unavailable for every read, the cause logged; 404 stays 404", async () => {
+    const generated = await generate("bls");
+    expect(generated.status).toBe(200);
+    const { proxy } = (generated.json() as { message: { proxy: string } }).message;
+    const sealed = db
+      .query<{ sealed: string }, [string]>("SELECT sealed FROM sigil_cb_proxies WHERE proxy = ?")
+      .get(proxy)?.sealed;
+    expect(sealed).toBeString();
+    // A proxy id the store never held: a fresh BLS pubkey-shaped id.
+    const unknown = `0x${"a1".repeat(48)}`;
+    const keysBefore = await workerKeys();
+    const loggedBefore = signer.logs.length;
+    // The signer's connection re-reads the schema and finds no table to read from.
+    db.exec("ALTER TABLE sigil_cb_proxies RENAME TO sigil_cb_proxies_away");
+    try {
+      const listed = await cbCall(cb, "/signer/v1/get_pubkeys");
+      expect(listed.status).toBe(503);
+      expect(listed.json()).toEqual(UNREADABLE);
+      // A stored proxy and an unknown one alike: the signer cannot tell them apart, so neither
+      // is called unknown (a module must not give up on a proxy it holds).
+      for (const id of [proxy, unknown]) {
+        const refused = await signProxy(id);
+        expect(refused.status).toBe(503);
+        expect(refused.json()).toEqual(UNREADABLE);
+      }
+      // generate_proxy_key counts the module's proxies first: it stops there, nothing generated.
+      const refusedGenerate = await generate("bls");
+      expect(refusedGenerate.status).toBe(503);
+      expect(refusedGenerate.json()).toEqual(UNREADABLE);
+      expect(await workerKeys()).toBe(keysBefore);
+      // Consensus-key signing does not read the store: it goes on.
+      const consensus = await cbCall(cb, "/signer/v1/request_signature/bls", {
+        pubkey: KEY0,
+        object_root: ROOT,
+        nonce: 7,
+      });
+      expect(consensus.status).toBe(200);
+    } finally {
+      db.exec("ALTER TABLE sigil_cb_proxies_away RENAME TO sigil_cb_proxies");
+    }
+    const logged = signer.logs
+      .slice(loggedBefore)
+      .filter((line) => line.includes("commit-boost proxy store not read"));
+    expect(logged).toHaveLength(4);
+    for (const line of logged) {
+      expect(line).toContain("no such table: sigil_cb_proxies");
+      expect(line).toContain('"store":"sqlite"');
+      expect(line).not.toContain(sealed ?? "");
+    }
+    expect(logged[1]).toContain(proxy);
+    // Readable again: the stored proxy signs, the unknown one is 404 as before, both listed.
+    expect((await signProxy(proxy)).status).toBe(200);
+    const notFound = await signProxy(unknown);
+    expect(notFound.status).toBe(404);
+    expect((notFound.json() as { code: string }).code).toBe("unknown_pubkey");
+    expect(await listedProxies()).toContain(proxy);
   });
 });
 
