@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { startSigil } from "../support/cli";
+import { type RunningSigil, startSigil } from "../support/cli";
 import { verifiesAgainstOracle } from "../support/oracle";
 import { attestationRequest, INTEROP_KEYS, postSign } from "../support/slashing";
-import { holdWriteLock } from "../support/sqlite-write-lock";
+import { type HeldWriteLock, holdWriteLock } from "../support/sqlite-write-lock";
 import { exportRecords } from "./records";
 import { signerFiles } from "./signer-files";
 
@@ -29,9 +29,14 @@ const REFUSAL_BOUND_MS = 15_000;
 
 const { dir, config } = signerFiles();
 
-async function answer(
-  response: Response,
-): Promise<{ status: number; code?: string; signature?: string }> {
+/** A signing request's answer: its signature, or its error code. */
+interface Answer {
+  readonly status: number;
+  readonly code?: string;
+  readonly signature?: string;
+}
+
+async function answer(response: Response): Promise<Answer> {
   const text = await response.text();
   if (response.status === 200) {
     const signature = (JSON.parse(text) as { signature?: string }).signature ?? text.trim();
@@ -55,18 +60,49 @@ async function signedFirst(url: string) {
   return first;
 }
 
+interface Locked {
+  readonly sigil: RunningSigil;
+  /** The vote signed before the lock was taken. */
+  readonly first: ReturnType<typeof attestationRequest>;
+  /** Releases the lock (once). */
+  release(): void;
+  /** The targets of the validator's recorded votes, read by `sigil slashing export`. */
+  recordedTargets(): Promise<number[]>;
+}
+
+/**
+ * A signer on a database of its own that has signed one vote, then the test's connection holding
+ * the database's write lock. The signer is killed and the lock released on every path.
+ */
+async function underForeignLock(name: string, run: (locked: Locked) => Promise<void>) {
+  const path = join(dir.path, `${name}.sqlite`);
+  const file = config(name, `antislashing: {backend: sqlite, path: "${path}"}`);
+  const sigil = await startSigil(["serve", "-c", file, "--init-slashing-protection"]);
+  let lock: HeldWriteLock | undefined;
+  try {
+    const first = await signedFirst(sigil.url);
+    lock = holdWriteLock(path);
+    await run({
+      sigil,
+      first,
+      release() {
+        lock?.release();
+        lock = undefined;
+      },
+      recordedTargets: async () => targets(await exportRecords(dir.path, file, {})),
+    });
+  } finally {
+    lock?.release();
+    sigil.process.kill("SIGKILL");
+  }
+}
+
 describe("another process holds the sqlite slashing database's write lock", () => {
-  test("SIGTERM while a check waits: prompt stop, 503, exit 0, no record lost", async () => {
-    const path = join(dir.path, "stop.sqlite");
-    const file = config("stop", `antislashing: {backend: sqlite, path: "${path}"}`);
-    const sigil = await startSigil(["serve", "-c", file, "--init-slashing-protection"]);
-    let lock: ReturnType<typeof holdWriteLock> | undefined;
-    try {
-      const first = await signedFirst(sigil.url);
-      lock = holdWriteLock(path);
+  test("SIGTERM while checks wait: prompt stop, 503, exit 0, no record lost", async () => {
+    await underForeignLock("stop", async ({ sigil, first, release, recordedTargets }) => {
       // Requests arriving one after another while the first waits inside SQLite: each reaches the
       // thread on its own (a batch of its own, if nothing groups them after the wait).
-      const inFlight: Promise<Awaited<ReturnType<typeof answer>>>[] = [];
+      const inFlight: Promise<Answer>[] = [];
       for (let i = 1; i <= 6; i++) {
         inFlight.push(
           postSign(sigil.url, PUBKEY, attestationRequest(i, i + 1, i + 1).body).then(answer),
@@ -86,28 +122,17 @@ describe("another process holds the sqlite slashing database's write lock", () =
         expect(reply.status).toBe(503);
         expect(reply.code).toBe("slashing_db_unavailable");
       }
-      lock.release();
-      lock = undefined;
-      const exported = await exportRecords(dir.path, file, {});
-      // The signed vote kept its record; the refused one (never committed under the lock) has none.
-      expect(targets(exported)).toEqual([first.message.target]);
-    } finally {
-      lock?.release();
-      sigil.process.kill("SIGKILL");
-    }
+      release();
+      // The signed vote kept its record; the refused ones (never committed under the lock) have none.
+      expect(await recordedTargets()).toEqual([first.message.target]);
+    });
   });
 
   test("a second SIGTERM while a check waits: exit 1 at once, nothing signed", async () => {
-    const path = join(dir.path, "second.sqlite");
-    const file = config("second", `antislashing: {backend: sqlite, path: "${path}"}`);
-    const sigil = await startSigil(["serve", "-c", file, "--init-slashing-protection"]);
-    let lock: ReturnType<typeof holdWriteLock> | undefined;
-    try {
-      const first = await signedFirst(sigil.url);
-      lock = holdWriteLock(path);
+    await underForeignLock("second", async ({ sigil, first, release, recordedTargets }) => {
       const inFlight = postSign(sigil.url, PUBKEY, attestationRequest(1, 2, 2).body).then(
         answer,
-        () => ({ status: 0 }) as Awaited<ReturnType<typeof answer>>,
+        (): Answer => ({ status: 0 }),
       );
       await Bun.sleep(500);
       const started = performance.now();
@@ -124,23 +149,13 @@ describe("another process holds the sqlite slashing database's write lock", () =
       expect(stopMs).toBeLessThan(BUSY_TIMEOUT_MS);
       // The connection is cut (no answer) or the check refused: never a signature.
       expect(reply.status).not.toBe(200);
-      lock.release();
-      lock = undefined;
-      expect(targets(await exportRecords(dir.path, file, {}))).toEqual([first.message.target]);
-    } finally {
-      lock?.release();
-      sigil.process.kill("SIGKILL");
-    }
+      release();
+      expect(await recordedTargets()).toEqual([first.message.target]);
+    });
   });
 
   test("a lock held past the busy timeout: 503, then signing resumes when it is released", async () => {
-    const path = join(dir.path, "resume.sqlite");
-    const file = config("resume", `antislashing: {backend: sqlite, path: "${path}"}`);
-    const sigil = await startSigil(["serve", "-c", file, "--init-slashing-protection"]);
-    let lock: ReturnType<typeof holdWriteLock> | undefined;
-    try {
-      const first = await signedFirst(sigil.url);
-      lock = holdWriteLock(path);
+    await underForeignLock("resume", async ({ sigil, first, release, recordedTargets }) => {
       const started = performance.now();
       const reply = await answer(
         await postSign(sigil.url, PUBKEY, attestationRequest(1, 2, 2).body),
@@ -153,8 +168,7 @@ describe("another process holds the sqlite slashing database's write lock", () =
       expect(reply.code).toBe("slashing_db_unavailable");
       expect(refusalMs).toBeGreaterThan(BUSY_TIMEOUT_MS - 500);
       expect(refusalMs).toBeLessThan(REFUSAL_BOUND_MS);
-      lock.release();
-      lock = undefined;
+      release();
       // The same vote, asked again once the lock is gone, is signed: the refusal left no trace.
       const again = attestationRequest(1, 2, 2);
       const resumed = await answer(await postSign(sigil.url, PUBKEY, again.body));
@@ -162,14 +176,9 @@ describe("another process holds the sqlite slashing database's write lock", () =
       expect(
         verifiesAgainstOracle({ pubkey: PUBKEY, ...again.message }, resumed.signature ?? ""),
       ).toBe(true);
-      const health = await fetch(`${sigil.url}/healthcheck`);
-      expect(health.status).toBe(200);
+      expect((await fetch(`${sigil.url}/healthcheck`)).status).toBe(200);
       expect(await sigil.stop("SIGTERM")).toBe(0);
-      const exported = await exportRecords(dir.path, file, {});
-      expect(targets(exported)).toEqual([first.message.target, again.message.target]);
-    } finally {
-      lock?.release();
-      sigil.process.kill("SIGKILL");
-    }
+      expect(await recordedTargets()).toEqual([first.message.target, again.message.target]);
+    });
   });
 });
