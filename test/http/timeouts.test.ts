@@ -38,10 +38,15 @@ afterAll(async () => {
 describe("request deadlines", () => {
   test("every request is answered 200 or 503 request_timeout, and the metrics say the same", async () => {
     const before = await scrapeMetrics(signer.signer.metricsUrl);
+    // One attestation per key, asked for again and again: the first to be checked is recorded and
+    // the others are the same data, signed again, in whatever order the connections deliver
+    // them. Different votes of one key would not be: one that arrives after a later vote of its
+    // key is below that record's low watermark and refused (412), which is not what this test is
+    // about.
     const requests = INTEROP_KEYS.flatMap((pubkey) =>
-      Array.from({ length: REQUESTS_PER_KEY }, (_, i) => ({
+      Array.from({ length: REQUESTS_PER_KEY }, () => ({
         pubkey,
-        ...attestationRequest(2 * i, 2 * i + 1, i),
+        ...attestationRequest(2, 3, 0),
       })),
     );
     const answers = await Promise.all(
@@ -66,6 +71,8 @@ describe("request deadlines", () => {
     const count = (answer: string) => answers.filter((a) => a === answer).length;
     const signed = count("signed");
     const timedOut = count("503 request_timeout");
+    // Named on failure: which other answers came, not only how many.
+    expect(answers.filter((a) => a !== "signed" && a !== "503 request_timeout")).toEqual([]);
     expect(signed + timedOut).toBe(requests.length);
     // The run only shows something if both kinds of answer happened.
     expect(signed).toBeGreaterThan(0);
