@@ -50,7 +50,9 @@ describe.skipIf(process.platform !== "linux")(
       });
       await expect(started).rejects.toBeInstanceOf(SlashingDatabaseError);
       expect(existsSync(path)).toBe(false);
-      expect(await settlesTo(before)).toBe(before);
+      // At most as many as before: a worker thread of the test process that was there before
+      // (not the start's) may end meanwhile.
+      expect(await settlesTo(before)).toBeLessThanOrEqual(before);
     });
 
     test("a start logs both steps before it listens, and its stop leaves no worker", async () => {
@@ -72,7 +74,7 @@ describe.skipIf(process.platform !== "linux")(
       } finally {
         await signer.stop();
       }
-      expect(await settlesTo(before)).toBe(before);
+      expect(await settlesTo(before)).toBeLessThanOrEqual(before);
     });
   },
 );
