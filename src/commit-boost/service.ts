@@ -368,46 +368,53 @@ export class CommitBoostService {
 
   /**
    * Writes a new proxy's row. A failed write (database down, read-only or full) is a clear 503:
-   * the delegation is not returned, nothing is kept, and the module may ask again. The cause
-   * (the store's error, which carries no secret) goes to the log.
+   * the delegation is not returned, nothing is kept, and the module may ask again.
    */
-  async #store(record: ProxyRecord): Promise<void> {
-    try {
-      await this.#options.store.put(record);
-    } catch (error) {
-      this.#log.error("commit-boost proxy not stored", {
-        proxy: record.proxy,
-        scheme: record.scheme,
-        consensus: record.consensus,
-        module: record.module,
-        store: this.#options.store.backend,
-        error: String(error),
-      });
-      throw new SigilError(
-        "proxy_store_unavailable",
-        `the ${this.#options.store.backend} proxy store did not record the new proxy: nothing was kept; retry once the store is writable`,
-      );
-    }
+  #store(record: ProxyRecord): Promise<void> {
+    const { proxy, scheme, consensus, module } = record;
+    return this.#storeCall(
+      {
+        log: "commit-boost proxy not stored",
+        answer: "did not record the new proxy: nothing was kept; retry once the store is writable",
+      },
+      { proxy, scheme, consensus, module },
+      () => this.#options.store.put(record),
+    );
   }
 
   /**
-   * Reads the proxy store. A read that fails (database down, file unreadable, table gone) is the
-   * store's fault, not the module's and not a bug: a clear 503 the module may retry, with the
-   * cause (the store's error, which carries no secret) in the log. Only the read is guarded: a
-   * proxy the store does not hold is still unknown (404), decided by the caller from the answer.
+   * Reads the proxy store. Only the read is guarded: a proxy the store does not hold is still
+   * unknown (404), decided by the caller from the answer.
    */
-  async #read<T>(context: Record<string, string>, read: () => Promise<T>): Promise<T> {
+  #read<T>(context: Record<string, string>, read: () => Promise<T>): Promise<T> {
+    return this.#storeCall(
+      {
+        log: "commit-boost proxy store not read",
+        answer: "could not be read; retry once it is readable",
+      },
+      context,
+      read,
+    );
+  }
+
+  /**
+   * A proxy store call that fails (database down, file unreadable or read-only, table gone) is
+   * the store's fault, not the module's and not a bug: a clear 503 the module may retry, with the
+   * cause (the store's error, which carries no secret) in the log.
+   */
+  async #storeCall<T>(
+    failure: { log: string; answer: string },
+    context: Record<string, string>,
+    call: () => Promise<T>,
+  ): Promise<T> {
+    const backend = this.#options.store.backend;
     try {
-      return await read();
+      return await call();
     } catch (error) {
-      this.#log.error("commit-boost proxy store not read", {
-        ...context,
-        store: this.#options.store.backend,
-        error: String(error),
-      });
+      this.#log.error(failure.log, { ...context, store: backend, error: String(error) });
       throw new SigilError(
         "proxy_store_unavailable",
-        `the ${this.#options.store.backend} proxy store could not be read; retry once it is readable`,
+        `the ${backend} proxy store ${failure.answer}`,
       );
     }
   }
